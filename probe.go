@@ -1,0 +1,207 @@
+package blocklag
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxBody is the largest answer a probe accepts, in bytes. A real
+// eth_blockNumber answer is under 100 bytes; the limit keeps a broken or
+// hostile provider from making a Check read or hold more than this.
+const maxBody = 4096
+
+// requestBody returns the JSON-RPC request that every probe of one Check
+// sends. It is built once per Check and only read by the probes.
+func requestBody(id uint64) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	b = strconv.AppendUint(b, id, 10)
+	return append(b, `,"method":"eth_blockNumber","params":[]}`...)
+}
+
+// probe asks one provider for its height. A non-nil error describes the
+// failure without the provider's URL; Check wraps it in a *ProbeError.
+// A positive timeout bounds this probe alone (S-X1).
+func probe(ctx context.Context, client *http.Client, ep endpoint, body []byte, id uint64, timeout time.Duration) (uint64, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
+		defer cancel()
+	}
+	height, err := fetch(ctx, client, ep.url, body, id)
+	if err != nil && context.Cause(ctx) == errProbeTimeout {
+		return 0, fmt.Errorf("timed out after %v: %w", timeout, context.DeadlineExceeded)
+	}
+	return height, err
+}
+
+// errProbeTimeout is the cause of a probe's own deadline. It tells that
+// deadline apart from the end of the Check's context, whose cause differs.
+var errProbeTimeout = errors.New("probe timeout")
+
+// fetch sends the request and judges the answer. It reads at most
+// maxBody+1 bytes and always closes the response body.
+func fetch(ctx context.Context, client *http.Client, rawURL string, body []byte, id uint64) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return 0, errors.New("cannot build request") // New validated the URL; the cause would quote it
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, transportError(err, rawURL)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return judge(resp.StatusCode, nil, id)
+	}
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return 0, transportError(fmt.Errorf("reading answer: %w", err), rawURL)
+	}
+	return judge(resp.StatusCode, answer, id)
+}
+
+// judge turns a status and a body into a height, accepting only a single
+// JSON-RPC 2.0 success object that echoes id and carries a canonical
+// QUANTITY. Everything else is an error that says why.
+func judge(status int, body []byte, id uint64) (uint64, error) {
+	if status != http.StatusOK {
+		return 0, fmt.Errorf("HTTP status %d", status)
+	}
+	if len(body) > maxBody {
+		return 0, fmt.Errorf("answer larger than %d bytes", maxBody)
+	}
+	members, err := decodeObject(body)
+	if err != nil {
+		return 0, err
+	}
+	var version string
+	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
+		return 0, fmt.Errorf("jsonrpc member is %s, want \"2.0\"", clip(raw))
+	}
+	if raw := members["id"]; !bytes.Equal(raw, strconv.AppendUint(nil, id, 10)) {
+		return 0, fmt.Errorf("answer id %s does not match request id %d", clip(raw), id)
+	}
+	if raw, ok := members["error"]; ok && string(raw) != "null" {
+		return 0, rpcError(raw)
+	}
+	raw, ok := members["result"]
+	if !ok {
+		return 0, errors.New("answer has no result")
+	}
+	var result string
+	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
+		return 0, fmt.Errorf("result %s is not a string", clip(raw))
+	}
+	return parseQuantity(result)
+}
+
+// decodeObject requires body to be exactly one JSON object, optionally
+// surrounded by white space, with no member named twice, and returns its
+// members undecoded.
+func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("answer is not a JSON object")
+	}
+	members := make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, errors.New("answer is not valid JSON")
+		}
+		name, _ := tok.(string) // inside an object the decoder only yields string names
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, errors.New("answer is not valid JSON")
+		}
+		if _, dup := members[name]; dup {
+			return nil, fmt.Errorf("answer names member %.40q twice", name)
+		}
+		members[name] = value
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, errors.New("answer is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("answer has data after the JSON object")
+	}
+	return members, nil
+}
+
+// rpcError describes a JSON-RPC error member, keeping its code and message.
+func rpcError(raw json.RawMessage) error {
+	var e struct {
+		Code    *int64  `json:"code"`
+		Message *string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
+		return fmt.Errorf("RPC error %s", clip(raw))
+	}
+	return fmt.Errorf("RPC error %d: %.200q", *e.Code, *e.Message)
+}
+
+// parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
+// then lowercase hex digits without leading zeros, "0x0" for zero, at most
+// 16 digits so that the value fits in a uint64.
+func parseQuantity(s string) (uint64, error) {
+	digits, ok := strings.CutPrefix(s, "0x")
+	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
+		strings.Trim(digits, "0123456789abcdef") != "" {
+		return 0, fmt.Errorf("result %.40q is not a canonical hex quantity", s)
+	}
+	return strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
+}
+
+func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// clip renders an undecoded JSON value for an error message, shortened so
+// that a hostile provider cannot flood the caller's logs.
+func clip(raw json.RawMessage) string {
+	if raw == nil {
+		return "missing"
+	}
+	const max = 60
+	if len(raw) > max {
+		return string(raw[:max]) + "..."
+	}
+	return string(raw)
+}
+
+// transportError strips the URL that net/http puts in its errors and removes
+// any secret part of rawURL (userinfo, path, query) that is still quoted.
+func transportError(err error, rawURL string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	msg := err.Error()
+	if u, perr := url.Parse(rawURL); perr == nil {
+		for _, secret := range []string{u.User.String(), u.EscapedPath(), u.Path, u.RawQuery, u.Query().Encode()} {
+			if len(secret) > 1 { // skip "" and "/"
+				msg = strings.ReplaceAll(msg, secret, "[redacted]")
+			}
+		}
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError keeps the chain of a transport error for errors.Is and
+// errors.As while printing a message with the endpoint's secrets removed.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -1,0 +1,3 @@
+module github.com/yermakovsa/failnext
+
+go 1.24
