@@ -98,8 +98,11 @@ func New(cfg Config) (*Monitor, error) {
 // failure that Check returns is a *ProbeError; its message names the
 // endpoint's ID and never contains the endpoint's URL.
 type ProbeError struct {
+	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
-	Err      error
+	// Err says why: a transport error, a timeout, an unexpected status, or
+	// an answer that is not a valid eth_blockNumber result.
+	Err error
 }
 
 func (e *ProbeError) Error() string {

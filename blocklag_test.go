@@ -1,0 +1,604 @@
+package blocklag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/yermakovsa/failnext"
+)
+
+// S-N1, S-N5
+func TestNewRejectsBadConfig(t *testing.T) {
+	const secret = "s3cr3t"
+	tests := []struct {
+		name string
+		cfg  Config
+		want string // part of the error
+	}{
+		{"no endpoints", Config{}, "no endpoints"},
+		{"an empty ID", Config{Endpoints: named("a", "http://x", "", "http://y")}, "endpoint 1: empty ID"},
+		{"a repeated ID", Config{Endpoints: named("a", "http://x", "a", "http://y")}, `endpoint 1 ("a")`},
+		{"a URL that does not parse", Config{Endpoints: named("a", "http://%zz/"+secret)}, `endpoint 0 ("a"): URL does not parse`},
+		{"a relative URL", Config{Endpoints: named("a", "/v3/"+secret)}, "not absolute"},
+		{"a scheme other than http", Config{Endpoints: named("a", "ws://x/"+secret)}, "scheme"},
+		{"a URL without host", Config{Endpoints: named("a", "http:///"+secret)}, "no host"},
+		{"a fragment", Config{Endpoints: named("a", "http://x/?k="+secret+"#frag")}, "fragment"},
+		{"an empty fragment", Config{Endpoints: named("a", "http://x/"+secret+"#")}, "fragment"},
+		{"userinfo in a bad URL", Config{Endpoints: named("a", "ftp://user:"+secret+"@x/")}, "scheme"},
+		{"a negative ProbeTimeout", Config{Endpoints: named("a", "http://x"), ProbeTimeout: -1}, "ProbeTimeout"},
+		{"a negative Quorum", Config{Endpoints: named("a", "http://x"), Quorum: -1}, "Quorum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := New(tt.cfg)
+			if err == nil || m != nil {
+				t.Fatalf("New = %v, %v; want nil and an error", m, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q leaks the URL", err)
+			}
+		})
+	}
+}
+
+// S-N2
+func TestNewCopiesEndpoints(t *testing.T) {
+	p := newProvider(t, 10)
+	eps := named("a", p.URL)
+	m := mustNew(t, Config{Endpoints: eps})
+	eps[0] = failnext.Endpoint{ID: "z", URL: "http://127.0.0.1:1"}
+	if err := check(m); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if !m.Eligible("a") || m.Eligible("z") || p.hits.Load() != 1 {
+		t.Errorf("changing the caller's slice changed the Monitor")
+	}
+}
+
+// closeCounter is a Base that counts probes and calls to CloseIdleConnections.
+type closeCounter struct {
+	probes, closes atomic.Int32
+}
+
+func (c *closeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.probes.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
+
+// S-N3
+func TestBase(t *testing.T) {
+	p := newProvider(t, 10)
+	t.Run("a nil Base probes through http.DefaultTransport", func(t *testing.T) {
+		m := mustNew(t, Config{Endpoints: named("a", p.URL)})
+		if err := check(m); err != nil || !m.Eligible("a") {
+			t.Fatalf("Check = %v, eligible %v", err, m.Eligible("a"))
+		}
+	})
+	t.Run("a custom Base carries every probe and is never closed", func(t *testing.T) {
+		base := &closeCounter{}
+		m := mustNew(t, Config{Endpoints: named("a", p.URL, "b", p.URL), Base: base})
+		for range 3 {
+			if err := check(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if base.probes.Load() != 6 || base.closes.Load() != 0 {
+			t.Errorf("Base saw %d probes and %d closes, want 6 and 0", base.probes.Load(), base.closes.Load())
+		}
+	})
+}
+
+// S-N4
+func TestFailOpenUntilFirstPublish(t *testing.T) {
+	m := mustNew(t, Config{Endpoints: named("a", "http://127.0.0.1:1", "b", "http://127.0.0.1:1")})
+	if got := verdicts(m, "a", "b", "c", ""); !slices.Equal(got, []bool{true, true, false, false}) {
+		t.Errorf("before any Check: a, b, c, \"\" = %v, want configured IDs only", got)
+	}
+	p := newProvider(t, 5)
+	m = mustNew(t, Config{Endpoints: named("a", p.URL)})
+	if err := check(m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Eligible("c") {
+		t.Error("an unknown ID became eligible after a Check")
+	}
+}
+
+// S-N6
+func TestMonitorNotMadeByNew(t *testing.T) {
+	for name, m := range map[string]*Monitor{"a nil Monitor": nil, "a zero Monitor": {}} {
+		t.Run(name, func(t *testing.T) {
+			if err := m.Check(context.Background()); err == nil {
+				t.Error("Check returned nil")
+			}
+			if m.Eligible("a") || m.Eligible("") {
+				t.Error("Eligible returned true")
+			}
+		})
+	}
+}
+
+// S-P1
+func TestProbeRequest(t *testing.T) {
+	var mu sync.Mutex
+	var ids []string
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		req := readRequest(t, r)
+		switch {
+		case r.Method != http.MethodPost:
+			t.Errorf("method %s, want POST", r.Method)
+		case r.URL.RequestURI() != "/v3/key?apikey=k&x=1":
+			t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
+		case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
+			t.Errorf("headers %v lack the JSON content type or accept", r.Header)
+		case req.JSONRPC != "2.0" || req.Method != "eth_blockNumber" || string(req.Params) != "[]":
+			t.Errorf("request %+v is not eth_blockNumber with empty params", req)
+		}
+		id, err := strconv.ParseUint(string(req.ID), 10, 64)
+		if err != nil || id >= 1<<53 {
+			t.Errorf("id %s is not a JSON number below 2^53", req.ID)
+		}
+		mu.Lock()
+		ids = append(ids, string(req.ID))
+		mu.Unlock()
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, req.ID)
+	})
+	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k&x=1")})
+	for range 3 {
+		if err := check(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ids) != 3 || ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
+		t.Errorf("ids %v do not change from one Check to the next", ids)
+	}
+}
+
+// S-P1: an answer carrying another Check's id is rejected.
+func TestStaleAnswerIsRejected(t *testing.T) {
+	var first atomic.Value
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		req := readRequest(t, r)
+		first.CompareAndSwap(nil, string(req.ID))
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, first.Load())
+	})
+	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+	if err := check(m); err != nil {
+		t.Fatalf("first Check: %v", err)
+	}
+	err := check(m)
+	if pe := probeErrors(t, err)["a"]; pe == nil || !strings.Contains(pe.Error(), "id") {
+		t.Fatalf("replayed answer: Check = %v, want an id mismatch", err)
+	}
+}
+
+// S-P2: the response rules, each through a real Check.
+func TestProbeJudgesAnswers(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string // %s is replaced by the request's id
+		want   string // "" means accepted, else part of the error
+	}{
+		{"a canonical answer", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x64"}`, ""},
+		{"zero", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x0"}`, ""},
+		{"white space around the object", 200, " \n{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"0x1\"}\n\t ", ""},
+		{"a null error member", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1","error":null}`, ""},
+		{"status 500", 500, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, "status 500"},
+		{"an array", 200, `[{"jsonrpc":"2.0","id":%s,"result":"0x1"}]`, "not a JSON object"},
+		{"null", 200, `null`, "not a JSON object"},
+		{"a string", 200, `"0x1"`, "not a JSON object"},
+		{"trailing bytes", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}x`, "after the JSON object"},
+		{"jsonrpc 1.0", 200, `{"jsonrpc":"1.0","id":%s,"result":"0x1"}`, "jsonrpc"},
+		{"a string id", 200, `{"jsonrpc":"2.0","id":"%s","result":"0x1"}`, "id"},
+		{"an RPC error", 200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}`, `-32601: "no such method"`},
+		{"an uppercase digit", 200, `{"jsonrpc":"2.0","id":%s,"result":"0xA"}`, "canonical"},
+		{"a leading zero", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x01"}`, "canonical"},
+		{"17 digits", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x10000000000000000"}`, "canonical"},
+		{"a number result", 200, `{"jsonrpc":"2.0","id":%s,"result":1}`, "not a string"},
+		{"too large", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1","pad":"` + strings.Repeat("x", maxBody) + `"}`, "larger than 4096"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				req := readRequest(t, r)
+				w.WriteHeader(tt.status)
+				io.WriteString(w, strings.ReplaceAll(tt.body, "%s", string(req.ID)))
+			})
+			m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+			err := check(m)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Check = %v, want the answer accepted", err)
+				}
+				return
+			}
+			pe := probeErrors(t, err)["a"]
+			if pe == nil || !strings.Contains(pe.Error(), tt.want) {
+				t.Fatalf("Check = %v, want a ProbeError saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// trackingBody records whether the probe closed it.
+type trackingBody struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (b *trackingBody) Close() error { b.closed.Store(true); return nil }
+
+// S-P3
+func TestNoRedirectNoRetryBodiesClosed(t *testing.T) {
+	target := newProvider(t, 10)
+	t.Run("a redirect fails the probe and is not followed", func(t *testing.T) {
+		for _, code := range []int{301, 302, 307, 308} {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, target.URL, code)
+			})
+			m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+			if pe := probeErrors(t, check(m))["a"]; pe == nil || !strings.Contains(pe.Error(), strconv.Itoa(code)) {
+				t.Errorf("%d: error %v does not name the status", code, pe)
+			}
+		}
+		if target.hits.Load() != 0 {
+			t.Errorf("the redirect target got %d probes", target.hits.Load())
+		}
+	})
+	t.Run("a failure is not retried", func(t *testing.T) {
+		var hits atomic.Int32
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		})
+		m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+		check(m)
+		if hits.Load() != 1 {
+			t.Errorf("provider got %d requests, want 1", hits.Load())
+		}
+	})
+	t.Run("every response body is closed", func(t *testing.T) {
+		for _, tt := range []struct {
+			status int
+			body   string
+		}{{200, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`}, {500, "oops"}, {200, "garbage"}, {200, strings.Repeat("x", 1<<20)}} {
+			body := &trackingBody{Reader: strings.NewReader(tt.body)}
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: tt.status, Body: body, Header: http.Header{}, Request: r}, nil
+			})
+			m := mustNew(t, Config{Endpoints: named("a", "http://node.example"), Base: base})
+			check(m)
+			if !body.closed.Load() {
+				t.Errorf("status %d, body %.10q: the body was not closed", tt.status, tt.body)
+			}
+		}
+	})
+}
+
+// S-P4
+func TestCheckWaitsForEveryProbe(t *testing.T) {
+	var finished atomic.Int32
+	started := make(chan struct{}, 3)
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		started <- struct{}{}
+		defer finished.Add(1)
+		<-r.Context().Done() // hangs until the Check's context ends
+		return nil, r.Context().Err()
+	})
+	m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example", "c", "http://c.example"), Base: base})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- m.Check(ctx) }()
+	for range 3 {
+		<-started
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Check = %v, want context.Canceled", err)
+	}
+	if finished.Load() != 3 {
+		t.Errorf("Check returned with %d of 3 probes still running", 3-finished.Load())
+	}
+}
+
+// S-P5
+func TestProbeErrorNamesEndpointAndReason(t *testing.T) {
+	const secret = "k3y"
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+	m := mustNew(t, Config{Endpoints: named(
+		"limited", strings.Replace(srv.URL, "http://", "http://u:"+secret+"@", 1)+"/v3/"+secret+"?apikey="+secret,
+		"refused", "http://u:"+secret+"@127.0.0.1:1/v3/"+secret+"?apikey="+secret,
+	)})
+	errs := probeErrors(t, check(m))
+	for id, reason := range map[failnext.EndpointID]string{"limited": "status 429", "refused": "connection refused"} {
+		pe := errs[id]
+		if pe == nil || !strings.Contains(pe.Error(), `"`+string(id)+`"`) || !strings.Contains(pe.Error(), reason) {
+			t.Errorf("%s: error %v does not name the endpoint and %q", id, pe, reason)
+			continue
+		}
+		if strings.Contains(pe.Error(), secret) {
+			t.Errorf("%s: error %q leaks the URL", id, pe)
+		}
+	}
+}
+
+// S-C1
+func TestEligibilityFormula(t *testing.T) {
+	tests := []struct {
+		name    string
+		heights []int64 // -1 is a failing provider
+		maxLag  uint64
+		want    []bool
+	}{
+		{"the lag equals MaxLag: eligible", []int64{110, 107}, 3, []bool{true, true}},
+		{"one block more: ineligible", []int64{110, 106}, 3, []bool{true, false}},
+		{"MaxLag 0 keeps only the reference", []int64{110, 109, 110}, 0, []bool{true, false, true}},
+		{"a failed provider is ineligible", []int64{110, -1, 108}, 5, []bool{true, false, true}},
+		{"the reference is the highest success", []int64{5, 20, 17, -1}, 3, []bool{false, true, true, false}},
+		{"height zero counts", []int64{0, 2}, 1, []bool{false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pairs []string
+			var ids []failnext.EndpointID
+			for i, h := range tt.heights {
+				url := "http://127.0.0.1:1"
+				if h >= 0 {
+					url = newProvider(t, uint64(h)).URL
+				}
+				id := fmt.Sprint("p", i)
+				pairs = append(pairs, id, url)
+				ids = append(ids, failnext.EndpointID(id))
+			}
+			m := mustNew(t, Config{Endpoints: named(pairs...), MaxLag: tt.maxLag})
+			check(m)
+			if got := verdicts(m, ids...); !slices.Equal(got, tt.want) {
+				t.Errorf("eligible = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// S-C2, S-C3, S-C7
+func TestPublication(t *testing.T) {
+	good, lagging := newProvider(t, 100), newProvider(t, 90)
+	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	brokenAlways := broken.URL
+
+	t.Run("all succeed: nil error and a new snapshot", func(t *testing.T) {
+		m := mustNew(t, Config{Endpoints: named("good", good.URL, "lagging", lagging.URL), MaxLag: 3})
+		if err := check(m); err != nil {
+			t.Fatalf("Check = %v", err)
+		}
+		if got := verdicts(m, "good", "lagging"); !slices.Equal(got, []bool{true, false}) {
+			t.Errorf("eligible = %v", got)
+		}
+	})
+	t.Run("some fail: published, and one ProbeError per failure", func(t *testing.T) {
+		m := mustNew(t, Config{Endpoints: named("good", good.URL, "broken", brokenAlways, "refused", "http://127.0.0.1:1"), MaxLag: 3})
+		err := check(m)
+		errs := probeErrors(t, err)
+		if len(errs) != 2 || errs["broken"] == nil || errs["refused"] == nil {
+			t.Fatalf("Check = %v, want ProbeErrors for broken and refused", err)
+		}
+		if got := verdicts(m, "good", "broken", "refused"); !slices.Equal(got, []bool{true, false, false}) {
+			t.Errorf("eligible = %v, want only good", got)
+		}
+	})
+	t.Run("all fail: the fail-open snapshot stays", func(t *testing.T) {
+		m := mustNew(t, Config{Endpoints: named("broken", brokenAlways, "refused", "http://127.0.0.1:1")})
+		err := check(m)
+		if len(probeErrors(t, err)) != 2 {
+			t.Fatalf("Check = %v, want two ProbeErrors", err)
+		}
+		if got := verdicts(m, "broken", "refused"); !slices.Equal(got, []bool{true, true}) {
+			t.Errorf("eligible = %v, want the fail-open snapshot kept", got)
+		}
+	})
+	t.Run("all fail later: the last published snapshot stays", func(t *testing.T) {
+		var down atomic.Bool
+		flaky := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if down.Load() {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x64"}`)(w, r)
+		})
+		m := mustNew(t, Config{Endpoints: named("flaky", flaky.URL, "broken", brokenAlways)})
+		check(m)
+		down.Store(true)
+		if err := check(m); len(probeErrors(t, err)) != 2 {
+			t.Fatalf("Check = %v, want two ProbeErrors", err)
+		}
+		if got := verdicts(m, "flaky", "broken"); !slices.Equal(got, []bool{true, false}) {
+			t.Errorf("eligible = %v, want the first Check's verdict kept", got)
+		}
+	})
+	t.Run("a recovered provider becomes eligible again", func(t *testing.T) {
+		p := newProvider(t, 50)
+		m := mustNew(t, Config{Endpoints: named("good", good.URL, "p", p.URL), MaxLag: 3})
+		check(m)
+		if m.Eligible("p") {
+			t.Fatal("a provider 50 blocks behind is eligible")
+		}
+		p.height.Store(99)
+		check(m)
+		if !m.Eligible("p") {
+			t.Error("a provider that caught up stays ineligible")
+		}
+	})
+}
+
+// S-C4
+func TestCancelledCheckKeepsSnapshot(t *testing.T) {
+	good := newProvider(t, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The slow provider answers only after the Check's context has ended, so
+	// the probes finish after cancellation is observable.
+	slow := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		readRequest(t, r) // the server notices a closed connection only once the body is read
+		cancel()
+		<-r.Context().Done()
+	})
+	m := mustNew(t, Config{Endpoints: named("good", good.URL, "slow", slow.URL), MaxLag: 3})
+	err := m.Check(ctx)
+	if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Check = %v, want an error wrapping context.Canceled", err)
+	}
+	if got := verdicts(m, "good", "slow"); !slices.Equal(got, []bool{true, true}) {
+		t.Errorf("eligible = %v, want the fail-open snapshot kept", got)
+	}
+	t.Run("a context done before Check starts probes nothing", func(t *testing.T) {
+		before := good.hits.Load()
+		err := m.Check(ctx)
+		if !errors.Is(err, context.Canceled) || good.hits.Load() != before {
+			t.Errorf("Check = %v after %d probes, want context.Canceled and none", err, good.hits.Load()-before)
+		}
+	})
+}
+
+// S-C5
+func TestChecksAreSerialized(t *testing.T) {
+	var inFlight, most atomic.Int32
+	release := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for old := most.Load(); n > old && !most.CompareAndSwap(old, n); old = most.Load() {
+		}
+		entered <- struct{}{}
+		<-release
+		answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
+	})
+	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+
+	first := make(chan error)
+	go func() { first <- check(m) }()
+	<-entered // the first Check is probing and holds the turn
+
+	t.Run("a waiting Check gives up with its context, without probing", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		waiting := make(chan error)
+		go func() { waiting <- m.Check(ctx) }()
+		cancel()
+		if err := <-waiting; !errors.Is(err, context.Canceled) {
+			t.Errorf("waiting Check = %v, want context.Canceled", err)
+		}
+	})
+
+	second := make(chan error)
+	go func() { second <- check(m) }()
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if most.Load() != 1 || len(entered) != 1 {
+		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1", most.Load(), len(entered))
+	}
+}
+
+// S-C6
+func TestEligibleDuringCheck(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+		answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
+	})
+	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+	done := make(chan error)
+	go func() { done <- check(m) }()
+	<-entered
+	// The Check is now blocked in network I/O; Eligible must still answer.
+	if !m.Eligible("a") {
+		t.Error("Eligible did not answer from the fail-open snapshot during a Check")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() { m.Eligible("a"); m.Eligible("unknown") })
+	if allocs != 0 {
+		t.Errorf("Eligible allocates %v times per call", allocs)
+	}
+}
+
+// S-C7: no goroutine, timer or TTL outlives New or Check.
+func TestNoBackgroundWork(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := newProvider(t, 1)
+	base := &http.Transport{}
+	m := mustNew(t, Config{Endpoints: named("a", p.URL, "b", p.URL), Base: base})
+	for range 3 {
+		if err := check(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base.CloseIdleConnections()
+	p.Close() // returns once the server's connections are closed
+	if !waitForGoroutines(before) {
+		t.Errorf("%d goroutines after Checks, %d before", runtime.NumGoroutine(), before)
+	}
+	if !m.Eligible("a") {
+		t.Error("the snapshot expired")
+	}
+}
+
+// waitForGoroutines reports whether the goroutine count falls to at most n
+// within a few seconds. Goroutines of closed connections end asynchronously,
+// so a count taken at once could include some that are already on their way
+// out; a leaked goroutine never ends and still fails the test.
+func waitForGoroutines(n int) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if runtime.NumGoroutine() <= n {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
+}
+
+// S-C8
+func TestSharedURLJudgedPerEndpoint(t *testing.T) {
+	var calls atomic.Int32
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	m := mustNew(t, Config{Endpoints: named("x", srv.URL, "y", srv.URL)})
+	errs := probeErrors(t, check(m))
+	if calls.Load() != 2 || len(errs) != 1 {
+		t.Fatalf("%d probes and %d errors, want 2 and 1", calls.Load(), len(errs))
+	}
+	for _, id := range []failnext.EndpointID{"x", "y"} {
+		if m.Eligible(id) != (errs[id] == nil) {
+			t.Errorf("%s: eligible %v but error %v", id, m.Eligible(id), errs[id])
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package blocklag_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/yermakovsa/failnext"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+)
+
+// fakeNode starts a JSON-RPC server that reports the given block height and
+// balance. Real code points at real providers instead.
+func fakeNode(height, balance string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		result := height
+		if req.Method == "eth_getBalance" {
+			result = balance
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%q}`, req.ID, result)
+	}))
+}
+
+// S-E1: a Monitor marks the lagging primary ineligible, and a failnext
+// transport using monitor.Eligible sends a request meant for the primary to
+// the backup instead.
+func ExampleMonitor() {
+	primary := fakeNode("0x64", "0x0") // block 100
+	defer primary.Close()
+	backup := fakeNode("0x6e", "0x2a") // block 110
+	defer backup.Close()
+
+	endpoints := []failnext.Endpoint{
+		{ID: "primary", URL: primary.URL},
+		{ID: "backup", URL: backup.URL},
+	}
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
+	if err != nil {
+		panic(err)
+	}
+	if err := monitor.Check(context.Background()); err != nil {
+		fmt.Println("check:", err)
+	}
+	fmt.Println("primary eligible:", monitor.Eligible("primary"))
+	fmt.Println("backup eligible:", monitor.Eligible("backup"))
+
+	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: transport}
+	ctx := failnext.WithFailoverAllowed(context.Background())
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000000","latest"]}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, primary.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	var answer struct{ Result string }
+	data, _ := io.ReadAll(resp.Body)
+	json.Unmarshal(data, &answer)
+	fmt.Println("balance:", answer.Result)
+
+	// Output:
+	// primary eligible: false
+	// backup eligible: true
+	// balance: 0x2a
+}

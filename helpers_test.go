@@ -1,0 +1,133 @@
+package blocklag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/yermakovsa/failnext"
+)
+
+// rpcRequest is the JSON-RPC request a probe sends.
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// readRequest decodes a probe's body. It reports to t, not the handler's
+// caller, so a malformed probe fails the test.
+func readRequest(t *testing.T, r *http.Request) rpcRequest {
+	t.Helper()
+	var req rpcRequest
+	b, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(b, &req)
+	}
+	if err != nil {
+		t.Errorf("provider got an unreadable request %q: %v", b, err)
+	}
+	return req
+}
+
+// provider is a loopback JSON-RPC node that answers eth_blockNumber with its
+// current height, echoing the request's id.
+type provider struct {
+	*httptest.Server
+	height atomic.Uint64
+	hits   atomic.Int32
+}
+
+func newProvider(t *testing.T, height uint64) *provider {
+	t.Helper()
+	p := &provider{}
+	p.height.Store(height)
+	p.Server = newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		p.hits.Add(1)
+		req := readRequest(t, r)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x%x"}`, req.ID, p.height.Load())
+	})
+	return p
+}
+
+// newServer starts an httptest server that is closed when the test ends.
+func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// answerWith returns a handler that echoes the probe's id into format,
+// which holds one %s for it.
+func answerWith(t *testing.T, format string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req := readRequest(t, r)
+		fmt.Fprintf(w, format, req.ID)
+	}
+}
+
+func mustNew(t *testing.T, cfg Config) *Monitor {
+	t.Helper()
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return m
+}
+
+// named pairs IDs with URLs: named("a", urlA, "b", urlB).
+func named(pairs ...string) []failnext.Endpoint {
+	var eps []failnext.Endpoint
+	for i := 0; i+1 < len(pairs); i += 2 {
+		eps = append(eps, failnext.Endpoint{ID: failnext.EndpointID(pairs[i]), URL: pairs[i+1]})
+	}
+	return eps
+}
+
+// probeErrors collects the *ProbeError values joined in err, by endpoint.
+func probeErrors(t *testing.T, err error) map[failnext.EndpointID]*ProbeError {
+	t.Helper()
+	out := map[failnext.EndpointID]*ProbeError{}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if err == nil || !ok {
+		return out
+	}
+	for _, e := range joined.Unwrap() {
+		var pe *ProbeError
+		if !errors.As(e, &pe) {
+			t.Errorf("Check returned a non-ProbeError %T: %v", e, e)
+			continue
+		}
+		if out[pe.Endpoint] != nil {
+			t.Errorf("two errors for endpoint %q", pe.Endpoint)
+		}
+		out[pe.Endpoint] = pe
+	}
+	return out
+}
+
+// verdicts reads Eligible for each id, in order.
+func verdicts(m *Monitor, ids ...failnext.EndpointID) []bool {
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		out[i] = m.Eligible(id)
+	}
+	return out
+}
+
+// roundTripFunc lets a test stand in for Config.Base.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// check runs m.Check with a background context.
+func check(m *Monitor) error { return m.Check(context.Background()) }
