@@ -449,17 +449,27 @@ func TestPublication(t *testing.T) {
 
 // S-C4
 func TestCancelledCheckKeepsSnapshot(t *testing.T) {
-	good := newProvider(t, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The slow provider answers only after the Check's context has ended, so
-	// the probes finish after cancellation is observable.
-	slow := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		readRequest(t, r) // the server notices a closed connection only once the body is read
-		cancel()
-		<-r.Context().Done()
+	// Both probes succeed, but the slow one cancels the Check's context just
+	// before it answers, so the cancellation is there when the probes end.
+	goodDone := make(chan struct{})
+	var probes atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		probes.Add(1)
+		id := readRequest(t, r).ID
+		height := "0x64"
+		if r.URL.Host == "slow.example" {
+			<-goodDone
+			cancel()
+			height = "0x5a"
+		} else {
+			defer close(goodDone)
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%q}`, id, height)
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: r}, nil
 	})
-	m := mustNew(t, Config{Endpoints: named("good", good.URL, "slow", slow.URL), MaxLag: 3})
+	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
 	err := m.Check(ctx)
 	if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Check = %v, want an error wrapping context.Canceled", err)
@@ -468,10 +478,10 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 		t.Errorf("eligible = %v, want the fail-open snapshot kept", got)
 	}
 	t.Run("a context done before Check starts probes nothing", func(t *testing.T) {
-		before := good.hits.Load()
+		before := probes.Load()
 		err := m.Check(ctx)
-		if !errors.Is(err, context.Canceled) || good.hits.Load() != before {
-			t.Errorf("Check = %v after %d probes, want context.Canceled and none", err, good.hits.Load()-before)
+		if !errors.Is(err, context.Canceled) || probes.Load() != before {
+			t.Errorf("Check = %v after %d probes, want context.Canceled and none", err, probes.Load()-before)
 		}
 	})
 }
