@@ -506,18 +506,25 @@ func TestChecksAreSerialized(t *testing.T) {
 	go func() { first <- check(m) }()
 	<-entered // the first Check is probing and holds the turn
 
+	second := make(chan error)
+	go func() { second <- check(m) }()
+	if !waitForParkedChecks(1) {
+		t.Fatal("a second Check did not wait for the first")
+	}
+
 	t.Run("a waiting Check gives up with its context, without probing", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		waiting := make(chan error)
 		go func() { waiting <- m.Check(ctx) }()
+		if !waitForParkedChecks(2) {
+			t.Fatal("a third Check did not wait for the first")
+		}
 		cancel()
 		if err := <-waiting; !errors.Is(err, context.Canceled) {
 			t.Errorf("waiting Check = %v, want context.Canceled", err)
 		}
 	})
 
-	second := make(chan error)
-	go func() { second <- check(m) }()
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatal(err)
@@ -526,8 +533,27 @@ func TestChecksAreSerialized(t *testing.T) {
 		t.Fatal(err)
 	}
 	if most.Load() != 1 || len(entered) != 1 {
-		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1", most.Load(), len(entered))
+		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1 (the second Check's)", most.Load(), len(entered))
 	}
+}
+
+// waitForParkedChecks reports whether, within a few seconds, n goroutines
+// are blocked in Check waiting for their turn. Reading goroutine states is
+// the only way to see that a Check is waiting rather than still on its way.
+func waitForParkedChecks(n int) bool {
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		parked := 0
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, "blocklag.(*Monitor).Check(") {
+				parked++
+			}
+		}
+		if parked >= n {
+			return true
+		}
+	}
+	return false
 }
 
 // S-C6
