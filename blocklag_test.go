@@ -501,6 +501,9 @@ func TestChecksAreSerialized(t *testing.T) {
 		answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
 	})
 	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // registered after the server's Close, so it runs first
 
 	first := make(chan error)
 	go func() { first <- check(m) }()
@@ -525,7 +528,7 @@ func TestChecksAreSerialized(t *testing.T) {
 		}
 	})
 
-	close(release)
+	unblock()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
