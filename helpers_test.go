@@ -24,7 +24,7 @@ type rpcRequest struct {
 
 // readRequest decodes a probe's body. It reports to t, not the handler's
 // caller, so a malformed probe fails the test.
-func readRequest(t *testing.T, r *http.Request) rpcRequest {
+func readRequest(t testing.TB, r *http.Request) rpcRequest {
 	t.Helper()
 	var req rpcRequest
 	b, err := io.ReadAll(r.Body)
@@ -45,7 +45,7 @@ type provider struct {
 	hits   atomic.Int32
 }
 
-func newProvider(t *testing.T, height uint64) *provider {
+func newProvider(t testing.TB, height uint64) *provider {
 	t.Helper()
 	p := &provider{}
 	p.height.Store(height)
@@ -59,7 +59,7 @@ func newProvider(t *testing.T, height uint64) *provider {
 }
 
 // newServer starts an httptest server that is closed when the test ends.
-func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
+func newServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -68,14 +68,14 @@ func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
 
 // answerWith returns a handler that echoes the probe's id into format,
 // which holds one %s for it.
-func answerWith(t *testing.T, format string) http.HandlerFunc {
+func answerWith(t testing.TB, format string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req := readRequest(t, r)
 		fmt.Fprintf(w, format, req.ID)
 	}
 }
 
-func mustNew(t *testing.T, cfg Config) *Monitor {
+func mustNew(t testing.TB, cfg Config) *Monitor {
 	t.Helper()
 	m, err := New(cfg)
 	if err != nil {
