@@ -247,7 +247,6 @@ func gzipped(t *testing.T, height uint64) http.HandlerFunc {
 // huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB, from
 // buffers made once so that the server allocates little itself.
 func huge(compressed bool) http.HandlerFunc {
-	const size = 64 << 20
 	chunk := bytes.Repeat([]byte(" "), 1<<20)
 	if compressed {
 		// A gzip stream may hold many members, each inflating on its own;
