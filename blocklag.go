@@ -56,9 +56,10 @@ type Monitor struct {
 	current atomic.Pointer[snapshot]
 }
 
-// maxID bounds probe ids: numbers up to 2^53 survive a round trip through
-// JavaScript-based nodes (Hardhat, Ganache), larger ones come back rounded.
-const maxID = 1 << 53
+// maxID is the largest probe id. Integers below 2^53 survive a round trip
+// through JavaScript-based nodes (Hardhat, Ganache); larger ones come back
+// rounded and would never match.
+const maxID = 1<<53 - 1
 
 // New validates cfg and returns a Monitor in which every configured endpoint
 // is eligible until the first Check publishes. It returns an error naming the
@@ -169,7 +170,7 @@ func (m *Monitor) probeAll(ctx context.Context, id uint64) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			height, err := probe(ctx, m.client, ep, body, id, m.probeTimeout)
+			height, err := m.probe(ctx, ep.url, body, id)
 			if err != nil {
 				outcomes[i].err = &ProbeError{Endpoint: ep.id, Err: err}
 			}

@@ -170,6 +170,31 @@ func TestProbeRequest(t *testing.T) {
 	}
 }
 
+// S-P1: ids wrap around before reaching 2^53.
+func TestProbeIDsStayBelow2To53(t *testing.T) {
+	var mu sync.Mutex
+	var ids []string
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		id := readRequest(t, r).ID
+		mu.Lock()
+		ids = append(ids, string(id))
+		mu.Unlock()
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, id)
+	})
+	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
+	m.nextID = 1<<53 - 1
+	for range 2 {
+		if err := check(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"9007199254740991", "1"}; !slices.Equal(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+}
+
 // S-P1: an answer carrying another Check's id is rejected.
 func TestStaleAnswerIsRejected(t *testing.T) {
 	var first atomic.Value

@@ -44,12 +44,11 @@ type Config struct {
 	Quorum int
 }
 
-// endpoint is a validated provider: its ID, its URL exactly as configured,
-// and its position in Config.Endpoints for error messages.
+// endpoint is a validated provider: its ID and its URL exactly as
+// configured.
 type endpoint struct {
-	index int
-	id    failnext.EndpointID
-	url   string
+	id  failnext.EndpointID
+	url string
 }
 
 // validate checks cfg and returns the endpoints in configured order. Its
@@ -76,7 +75,7 @@ func (cfg *Config) validate() ([]endpoint, error) {
 		if err := checkURL(ep.URL); err != nil {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): %v", i, ep.ID, err)
 		}
-		eps[i] = endpoint{index: i, id: ep.ID, url: ep.URL}
+		eps[i] = endpoint{id: ep.ID, url: ep.URL}
 	}
 	return eps, nil
 }

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // maxBody is the largest answer a probe accepts, in bytes. A real
@@ -30,15 +29,15 @@ func requestBody(id uint64) []byte {
 // probe asks one provider for its height. A non-nil error describes the
 // failure without the provider's URL; Check wraps it in a *ProbeError.
 // A positive timeout bounds this probe alone (S-X1).
-func probe(ctx context.Context, client *http.Client, ep endpoint, body []byte, id uint64, timeout time.Duration) (uint64, error) {
-	if timeout > 0 {
+func (m *Monitor) probe(ctx context.Context, rawURL string, body []byte, id uint64) (uint64, error) {
+	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, m.probeTimeout, errProbeTimeout)
 		defer cancel()
 	}
-	height, err := fetch(ctx, client, ep.url, body, id)
+	height, err := fetch(ctx, m.client, rawURL, body, id)
 	if err != nil && context.Cause(ctx) == errProbeTimeout {
-		return 0, fmt.Errorf("timed out after %v: %w", timeout, context.DeadlineExceeded)
+		return 0, fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
 	}
 	return height, err
 }

@@ -56,7 +56,7 @@ func TestCompare(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eps := make([]endpoint, len(tt.outcomes))
 			for i := range eps {
-				eps[i] = endpoint{index: i, id: idOf(i)}
+				eps[i] = endpoint{id: idOf(i)}
 			}
 			s := compare(eps, tt.outcomes, tt.maxLag, tt.quorum)
 			if tt.want == nil {
