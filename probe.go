@@ -28,7 +28,7 @@ func requestBody(id uint64) []byte {
 
 // probe asks one provider for its height. A non-nil error describes the
 // failure without the provider's URL; Check wraps it in a *ProbeError.
-// A positive timeout bounds this probe alone (S-X1).
+// A positive ProbeTimeout bounds this probe alone (S-X1).
 func (m *Monitor) probe(ctx context.Context, rawURL string, body []byte, id uint64) (uint64, error) {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -186,7 +186,8 @@ func transportError(err error, rawURL string) error {
 	}
 	msg := err.Error()
 	if u, perr := url.Parse(rawURL); perr == nil {
-		for _, secret := range []string{u.User.String(), u.EscapedPath(), u.Path, u.RawQuery, u.Query().Encode()} {
+		password, _ := u.User.Password()
+		for _, secret := range []string{u.User.String(), u.User.Username(), password, u.EscapedPath(), u.Path, u.RawQuery, u.Query().Encode()} {
 			if len(secret) > 1 { // skip "" and "/"
 				msg = strings.ReplaceAll(msg, secret, "[redacted]")
 			}
