@@ -317,7 +317,7 @@ func TestNoRedirectNoRetryBodiesClosed(t *testing.T) {
 	})
 }
 
-// S-P4
+// S-P4: probes run concurrently, and Check waits for every one of them.
 func TestCheckWaitsForEveryProbe(t *testing.T) {
 	var finished atomic.Int32
 	started := make(chan struct{}, 3)
@@ -331,6 +331,8 @@ func TestCheckWaitsForEveryProbe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- m.Check(ctx) }()
+	// Each probe blocks until the context ends, so the three can all start
+	// only if they are in flight at once.
 	for range 3 {
 		<-started
 	}
