@@ -103,11 +103,10 @@ func benchTransport(b *testing.B) *http.Transport {
 func BenchmarkCheckWall(b *testing.B) {
 	const delay = 20 * time.Millisecond
 	var pairs []string
-	answer := answerWith(b, `{"jsonrpc":"2.0","id":%s,"result":"0x64"}`)
 	for i := range 16 {
 		p := newServer(b, func(w http.ResponseWriter, r *http.Request) {
 			<-time.After(delay) // the provider's own latency, not synchronisation
-			answer(w, r)
+			respond(b, w, r, 100)
 		})
 		pairs = append(pairs, fmt.Sprint("p", i), p.URL)
 	}

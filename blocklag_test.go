@@ -2,6 +2,7 @@ package blocklag
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -157,7 +158,7 @@ func TestProbeRequest(t *testing.T) {
 		mu.Lock()
 		ids = append(ids, string(req.ID))
 		mu.Unlock()
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, req.ID)
+		io.WriteString(w, answer(req.ID, 1))
 	})
 	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k&x=1")})
 	for range 3 {
@@ -179,7 +180,7 @@ func TestProbeIDsStayBelow2To53(t *testing.T) {
 		mu.Lock()
 		ids = append(ids, string(id))
 		mu.Unlock()
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, id)
+		io.WriteString(w, answer(id, 1))
 	})
 	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
 	m.nextID = 1<<53 - 1
@@ -201,7 +202,7 @@ func TestStaleAnswerIsRejected(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		req := readRequest(t, r)
 		first.CompareAndSwap(nil, string(req.ID))
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, first.Load())
+		io.WriteString(w, answer(json.RawMessage(first.Load().(string)), 1))
 	})
 	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
 	if err := check(m); err != nil {
@@ -408,7 +409,6 @@ func TestEligibilityFormula(t *testing.T) {
 func TestPublication(t *testing.T) {
 	good, lagging := newProvider(t, 100), newProvider(t, 90)
 	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
-	brokenAlways := broken.URL
 
 	t.Run("all succeed: nil error and a new snapshot", func(t *testing.T) {
 		m := mustNew(t, Config{Endpoints: named("good", good.URL, "lagging", lagging.URL), MaxLag: 3})
@@ -420,7 +420,7 @@ func TestPublication(t *testing.T) {
 		}
 	})
 	t.Run("some fail: published, and one ProbeError per failure", func(t *testing.T) {
-		m := mustNew(t, Config{Endpoints: named("good", good.URL, "broken", brokenAlways, "refused", "http://127.0.0.1:1"), MaxLag: 3})
+		m := mustNew(t, Config{Endpoints: named("good", good.URL, "broken", broken.URL, "refused", "http://127.0.0.1:1"), MaxLag: 3})
 		err := check(m)
 		errs := probeErrors(t, err)
 		if len(errs) != 2 || errs["broken"] == nil || errs["refused"] == nil {
@@ -431,7 +431,7 @@ func TestPublication(t *testing.T) {
 		}
 	})
 	t.Run("all fail: the fail-open snapshot stays", func(t *testing.T) {
-		m := mustNew(t, Config{Endpoints: named("broken", brokenAlways, "refused", "http://127.0.0.1:1")})
+		m := mustNew(t, Config{Endpoints: named("broken", broken.URL, "refused", "http://127.0.0.1:1")})
 		err := check(m)
 		if len(probeErrors(t, err)) != 2 {
 			t.Fatalf("Check = %v, want two ProbeErrors", err)
@@ -447,9 +447,9 @@ func TestPublication(t *testing.T) {
 				w.WriteHeader(http.StatusBadGateway)
 				return
 			}
-			answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x64"}`)(w, r)
+			respond(t, w, r, 100)
 		})
-		m := mustNew(t, Config{Endpoints: named("flaky", flaky.URL, "broken", brokenAlways)})
+		m := mustNew(t, Config{Endpoints: named("flaky", flaky.URL, "broken", broken.URL)})
 		check(m)
 		down.Store(true)
 		if err := check(m); len(probeErrors(t, err)) != 2 {
@@ -485,16 +485,16 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		probes.Add(1)
 		id := readRequest(t, r).ID
-		height := "0x64"
+		height := uint64(100)
 		if r.URL.Host == "slow.example" {
 			<-goodDone
 			cancel()
-			height = "0x5a"
+			height = 90
 		} else {
 			defer close(goodDone)
 		}
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%q}`, id, height)
-		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: r}, nil
+		body := io.NopCloser(strings.NewReader(answer(id, height)))
+		return &http.Response{StatusCode: 200, Body: body, Header: http.Header{}, Request: r}, nil
 	})
 	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
 	err := m.Check(ctx)
@@ -525,7 +525,7 @@ func TestChecksAreSerialized(t *testing.T) {
 		}
 		entered <- struct{}{}
 		<-release
-		answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
+		respond(t, w, r, 1)
 	})
 	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
 	var once sync.Once
@@ -592,7 +592,7 @@ func TestEligibleDuringCheck(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
 		<-release
-		answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
+		respond(t, w, r, 1)
 	})
 	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
 	done := make(chan error)
@@ -652,7 +652,7 @@ func TestSharedURLJudgedPerEndpoint(t *testing.T) {
 	var calls atomic.Int32
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
-			answerWith(t, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`)(w, r)
+			respond(t, w, r, 1)
 			return
 		}
 		w.WriteHeader(http.StatusInternalServerError)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -12,36 +11,6 @@ import (
 
 	"github.com/yermakovsa/failnext"
 )
-
-func idOf(i int) failnext.EndpointID { return failnext.EndpointID(fmt.Sprint("p", i)) }
-
-// hang answers nothing until the client gives up.
-func hang(t *testing.T) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		readRequest(t, r) // the server notices a closed connection only once the body is read
-		<-r.Context().Done()
-	}
-}
-
-// drip sends a status and then one byte of a valid-looking answer every
-// 20 ms, so the answer never completes in the time a probe is given.
-func drip(t *testing.T) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		readRequest(t, r)
-		w.WriteHeader(http.StatusOK)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-tick.C:
-				w.Write([]byte(" "))
-				w.(http.Flusher).Flush()
-			}
-		}
-	}
-}
 
 // S-X1
 func TestProbeTimeout(t *testing.T) {

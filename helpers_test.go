@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -51,9 +52,8 @@ func newProvider(t testing.TB, height uint64) *provider {
 	p.height.Store(height)
 	p.Server = newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		p.hits.Add(1)
-		req := readRequest(t, r)
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x%x"}`, req.ID, p.height.Load())
+		respond(t, w, r, p.height.Load())
 	})
 	return p
 }
@@ -66,14 +66,45 @@ func newServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	return srv
 }
 
-// answerWith returns a handler that echoes the probe's id into format,
-// which holds one %s for it.
-func answerWith(t testing.TB, format string) http.HandlerFunc {
+// answer is a valid eth_blockNumber answer to the request with this id.
+func answer(id json.RawMessage, height uint64) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"0x%x"}`, id, height)
+}
+
+// respond reads a probe and writes a valid answer reporting height.
+func respond(t testing.TB, w http.ResponseWriter, r *http.Request, height uint64) {
+	io.WriteString(w, answer(readRequest(t, r).ID, height))
+}
+
+// hang answers nothing until the client gives up.
+func hang(t testing.TB) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := readRequest(t, r)
-		fmt.Fprintf(w, format, req.ID)
+		readRequest(t, r) // the server notices a closed connection only once the body is read
+		<-r.Context().Done()
 	}
 }
+
+// drip sends a status and then one space every 20 ms, so the answer never
+// completes in the time a probe is given.
+func drip(t testing.TB) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		readRequest(t, r)
+		w.WriteHeader(http.StatusOK)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+				w.Write([]byte(" "))
+				w.(http.Flusher).Flush()
+			}
+		}
+	}
+}
+
+func idOf(i int) failnext.EndpointID { return failnext.EndpointID(fmt.Sprint("p", i)) }
 
 func mustNew(t testing.TB, cfg Config) *Monitor {
 	t.Helper()

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -220,7 +219,7 @@ func answering(body, contentType string) func(*testing.T, uint64) http.HandlerFu
 // as Hardhat does.
 func chunked(t *testing.T, height uint64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"0x%x"}`, readRequest(t, r).ID, height)
+		out := answer(readRequest(t, r).ID, height)
 		w.Write([]byte(out[:10]))
 		w.(http.Flusher).Flush()
 		w.Write([]byte(out[10:]))
@@ -236,7 +235,7 @@ func gzipped(t *testing.T, height uint64) http.HandlerFunc {
 		if r.Header.Get("Accept-Encoding") != "gzip" {
 			t.Errorf("probe asked for encoding %q; Go's transport should ask for gzip", r.Header.Get("Accept-Encoding"))
 		}
-		out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"0x%x"}`, readRequest(t, r).ID, height)
+		out := answer(readRequest(t, r).ID, height)
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		zw.Write([]byte(out))
