@@ -61,7 +61,7 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, body []byte,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return judge(resp.StatusCode, nil, id)
+		return judge(resp.StatusCode, nil, id) // the status alone fails it: leave the body unread
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {

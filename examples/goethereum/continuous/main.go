@@ -67,8 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return 2
 	}
 	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
-	if err != nil {
-		logger.Print(err)
+	if err != nil { // not expected once blocklag accepted the same endpoints
+		logger.Print(redact(err, endpoints))
 		return 2
 	}
 	// failnext replaces each request's URL with the chosen endpoint's, so
