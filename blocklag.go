@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -44,22 +43,13 @@ type Monitor struct {
 
 	// turn holds one token while a Check runs. It is a channel rather than a
 	// sync.Mutex so that a Check waiting for its turn can give up when its
-	// context ends (S-C5).
+	// context ends.
 	turn chan struct{}
-
-	// nextID is the JSON-RPC id of the next Check's probes. Only the Check
-	// holding turn reads or writes it.
-	nextID uint64
 
 	// current is the snapshot in force. New stores the fail-open one; after
 	// that only the Check holding turn stores. Eligible loads it at any time.
 	current atomic.Pointer[snapshot]
 }
-
-// maxID is the largest probe id. Integers below 2^53 survive a round trip
-// through JavaScript-based nodes (Hardhat, Ganache); larger ones come back
-// rounded and would never match.
-const maxID = 1<<53 - 1
 
 // New validates cfg and returns a Monitor in which every configured endpoint
 // is eligible until the first Check publishes. It returns an error naming the
@@ -82,14 +72,11 @@ func New(cfg Config) (*Monitor, error) {
 		probeTimeout: cfg.ProbeTimeout,
 		client: &http.Client{
 			Transport: base,
-			// A provider that redirects fails its probe (S-P3): return the
+			// A provider that redirects fails its probe: return the
 			// 3xx answer itself instead of following it.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		turn: make(chan struct{}, 1),
-		// A random start keeps a cached or replayed answer from an earlier
-		// process from matching this one's ids.
-		nextID: 1 + rand.Uint64N(maxID/2),
 	}
 	m.current.Store(failOpen(eps))
 	return m, nil
@@ -142,9 +129,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		return err
 	}
 
-	id := m.nextID
-	m.nextID = id%maxID + 1
-	outcomes := m.probeAll(ctx, id)
+	outcomes := m.probeAll(ctx)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, previous snapshot kept: %w", err)
 	}
@@ -162,15 +147,14 @@ func (m *Monitor) Check(ctx context.Context) error {
 
 // probeAll runs one probe per endpoint, all at once, and waits for them.
 // Each goroutine writes only its own element of the result.
-func (m *Monitor) probeAll(ctx context.Context, id uint64) []outcome {
-	body := requestBody(id)
+func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	outcomes := make([]outcome, len(m.endpoints))
 	var wg sync.WaitGroup
 	for i, ep := range m.endpoints {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			height, err := m.probe(ctx, ep.url, body, id)
+			height, err := m.probe(ctx, ep.url)
 			if err != nil {
 				outcomes[i].err = &ProbeError{Endpoint: ep.id, Err: err}
 			}

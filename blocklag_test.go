@@ -19,7 +19,6 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// S-N1, S-N5
 func TestNewRejectsBadConfig(t *testing.T) {
 	const secret = "s3cr3t"
 	tests := []struct {
@@ -56,7 +55,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// S-N2
 func TestNewCopiesEndpoints(t *testing.T) {
 	p := newProvider(t, 10)
 	eps := named("a", p.URL)
@@ -82,7 +80,6 @@ func (c *closeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
 
-// S-N3
 func TestBase(t *testing.T) {
 	p := newProvider(t, 10)
 	t.Run("a nil Base probes through http.DefaultTransport", func(t *testing.T) {
@@ -105,7 +102,6 @@ func TestBase(t *testing.T) {
 	})
 }
 
-// S-N4
 func TestFailOpenUntilFirstPublish(t *testing.T) {
 	m := mustNew(t, Config{Endpoints: named("a", "http://127.0.0.1:1", "b", "http://127.0.0.1:1")})
 	if got := verdicts(m, "a", "b", "c", ""); !slices.Equal(got, []bool{true, true, false, false}) {
@@ -121,7 +117,6 @@ func TestFailOpenUntilFirstPublish(t *testing.T) {
 	}
 }
 
-// S-N6
 func TestMonitorNotMadeByNew(t *testing.T) {
 	for name, m := range map[string]*Monitor{"a nil Monitor": nil, "a zero Monitor": {}} {
 		t.Run(name, func(t *testing.T) {
@@ -135,12 +130,11 @@ func TestMonitorNotMadeByNew(t *testing.T) {
 	}
 }
 
-// S-P1
 func TestProbeRequest(t *testing.T) {
+	const want = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 	var mu sync.Mutex
-	var ids []string
+	var bodies []string
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		req := readRequest(t, r)
 		switch {
 		case r.Method != http.MethodPost:
 			t.Errorf("method %s, want POST", r.Method)
@@ -148,73 +142,83 @@ func TestProbeRequest(t *testing.T) {
 			t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
 		case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
 			t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-		case req.JSONRPC != "2.0" || req.Method != "eth_blockNumber" || string(req.Params) != "[]":
-			t.Errorf("request %+v is not eth_blockNumber with empty params", req)
 		}
-		id, err := strconv.ParseUint(string(req.ID), 10, 64)
-		if err != nil || id >= 1<<53 {
-			t.Errorf("id %s is not a JSON number below 2^53", req.ID)
-		}
+		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		ids = append(ids, string(req.ID))
+		bodies = append(bodies, string(body))
 		mu.Unlock()
-		io.WriteString(w, answer(req.ID, 1))
+		io.WriteString(w, answer(json.RawMessage("1"), 1))
 	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k&x=1")})
+	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k&x=1", "b", srv.URL+"/v3/key?apikey=k&x=1")})
 	for range 3 {
-		if err := check(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(ids) != 3 || ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
-		t.Errorf("ids %v do not change from one Check to the next", ids)
-	}
-}
-
-// S-P1: ids wrap around before reaching 2^53.
-func TestProbeIDsStayBelow2To53(t *testing.T) {
-	var mu sync.Mutex
-	var ids []string
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		id := readRequest(t, r).ID
-		mu.Lock()
-		ids = append(ids, string(id))
-		mu.Unlock()
-		io.WriteString(w, answer(id, 1))
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-	m.nextID = 1<<53 - 1
-	for range 2 {
 		if err := check(m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []string{"9007199254740991", "1"}; !slices.Equal(ids, want) {
-		t.Errorf("ids %v, want %v", ids, want)
+	if len(bodies) != 6 {
+		t.Fatalf("%d probes over three Checks of two endpoints, want 6", len(bodies))
+	}
+	for i, body := range bodies {
+		if body != want {
+			t.Errorf("probe %d sent %s, want exactly %s", i, body, want)
+		}
 	}
 }
 
-// S-P1: an answer carrying another Check's id is rejected.
-func TestStaleAnswerIsRejected(t *testing.T) {
-	var first atomic.Value
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		req := readRequest(t, r)
-		first.CompareAndSwap(nil, string(req.ID))
-		io.WriteString(w, answer(json.RawMessage(first.Load().(string)), 1))
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-	if err := check(m); err != nil {
-		t.Fatalf("first Check: %v", err)
+// A provider that answers every request with id 1, whatever the request
+// carried, is judged on its height; any other id fails the probe.
+func TestAnswerIDMustBeTheNumberOne(t *testing.T) {
+	tests := []struct {
+		name string
+		id   string // the id member's JSON text; "" leaves it out
+		want string // "" means accepted, else part of the error
+	}{
+		{"the number 1", "1", ""},
+		{"the string \"1\"", `"1"`, `answer id is "\"1\""`},
+		{"the number 2", "2", `answer id is "2"`},
+		{"the number 1.0", "1.0", `answer id is "1.0"`},
+		{"the number 1e0", "1e0", `answer id is "1e0"`},
+		{"null", "null", `answer id is "null"`},
+		{"no id", "", "answer id is missing"},
 	}
-	err := check(m)
-	if pe := probeErrors(t, err)["a"]; pe == nil || !strings.Contains(pe.Error(), "id") {
-		t.Fatalf("replayed answer: Check = %v, want an id mismatch", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := ""
+			if tt.id != "" {
+				id = `"id":` + tt.id + `,`
+			}
+			// This provider ignores the request, as the documentation's
+			// example does, and always reports height 100.
+			fixed := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, `{"jsonrpc":"2.0",`+id+`"result":"0x64"}`)
+			})
+			ahead := newProvider(t, 101)
+			m := mustNew(t, Config{Endpoints: named("fixed", fixed.URL, "ahead", ahead.URL), MaxLag: 1})
+			err := check(m)
+			if tt.want == "" {
+				if err != nil || !m.Eligible("fixed") {
+					t.Fatalf("Check = %v, eligible %v; want height 100 read and judged within MaxLag", err, m.Eligible("fixed"))
+				}
+				ahead.height.Store(102)
+				if err := check(m); err != nil || m.Eligible("fixed") {
+					t.Fatalf("Check = %v, eligible %v; want height 100 judged two blocks behind", err, m.Eligible("fixed"))
+				}
+				return
+			}
+			pe := probeErrors(t, err)["fixed"]
+			if pe == nil || !strings.Contains(pe.Error(), tt.want) {
+				t.Fatalf("Check = %v, want a ProbeError saying %q", err, tt.want)
+			}
+			if m.Eligible("fixed") {
+				t.Error("a provider with the wrong id is eligible")
+			}
+		})
 	}
 }
 
-// S-P2: the response rules, each through a real Check.
+// The response rules, each through a real Check.
 func TestProbeJudgesAnswers(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -232,7 +236,7 @@ func TestProbeJudgesAnswers(t *testing.T) {
 		{"a string", 200, `"0x1"`, "not a JSON object"},
 		{"trailing bytes", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}x`, "after the JSON object"},
 		{"jsonrpc 1.0", 200, `{"jsonrpc":"1.0","id":%s,"result":"0x1"}`, "jsonrpc"},
-		{"a string id", 200, `{"jsonrpc":"2.0","id":"%s","result":"0x1"}`, "id"},
+		{"a string id", 200, `{"jsonrpc":"2.0","id":"%s","result":"0x1"}`, "answer id"},
 		{"an RPC error", 200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}`, `-32601: "no such method"`},
 		{"an uppercase digit", 200, `{"jsonrpc":"2.0","id":%s,"result":"0xA"}`, "canonical"},
 		{"a leading zero", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x01"}`, "canonical"},
@@ -271,7 +275,6 @@ type trackingBody struct {
 
 func (b *trackingBody) Close() error { b.closed.Store(true); return nil }
 
-// S-P3
 func TestNoRedirectNoRetryBodiesClosed(t *testing.T) {
 	target := newProvider(t, 10)
 	t.Run("a redirect fails the probe and is not followed", func(t *testing.T) {
@@ -318,7 +321,7 @@ func TestNoRedirectNoRetryBodiesClosed(t *testing.T) {
 	})
 }
 
-// S-P4: probes run concurrently, and Check waits for every one of them.
+// Probes run concurrently, and Check waits for every one of them.
 func TestCheckWaitsForEveryProbe(t *testing.T) {
 	var finished atomic.Int32
 	started := make(chan struct{}, 3)
@@ -347,7 +350,6 @@ func TestCheckWaitsForEveryProbe(t *testing.T) {
 	}
 }
 
-// S-P5
 func TestProbeErrorNamesEndpointAndReason(t *testing.T) {
 	const secret = "k3y"
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
@@ -368,7 +370,6 @@ func TestProbeErrorNamesEndpointAndReason(t *testing.T) {
 	}
 }
 
-// S-C1
 func TestEligibilityFormula(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -405,7 +406,6 @@ func TestEligibilityFormula(t *testing.T) {
 	}
 }
 
-// S-C2, S-C3, S-C7
 func TestPublication(t *testing.T) {
 	good, lagging := newProvider(t, 100), newProvider(t, 90)
 	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
@@ -474,7 +474,6 @@ func TestPublication(t *testing.T) {
 	})
 }
 
-// S-C4
 func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -513,7 +512,6 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 	})
 }
 
-// S-C5
 func TestChecksAreSerialized(t *testing.T) {
 	var inFlight, most atomic.Int32
 	release := make(chan struct{})
@@ -586,7 +584,6 @@ func waitForParkedChecks(n int) bool {
 	return false
 }
 
-// S-C6
 func TestEligibleDuringCheck(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -612,7 +609,7 @@ func TestEligibleDuringCheck(t *testing.T) {
 	}
 }
 
-// S-C7: no goroutine, timer or TTL outlives New or Check.
+// No goroutine, timer or TTL outlives New or Check.
 func TestNoBackgroundWork(t *testing.T) {
 	before := runtime.NumGoroutine()
 	p := newProvider(t, 1)
@@ -647,7 +644,6 @@ func waitForGoroutines(n int) bool {
 	return false
 }
 
-// S-C8
 func TestSharedURLJudgedPerEndpoint(t *testing.T) {
 	var calls atomic.Int32
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {

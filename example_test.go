@@ -14,23 +14,21 @@ import (
 )
 
 // fakeNode starts a JSON-RPC server that reports the given block height and
-// balance. Real code points at real providers instead.
+// balance. Like many simple providers, it answers every request with id 1.
+// Real code points at real providers instead.
 func fakeNode(height, balance string) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
+		var req struct{ Method string }
 		json.NewDecoder(r.Body).Decode(&req)
 		result := height
 		if req.Method == "eth_getBalance" {
 			result = balance
 		}
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%q}`, req.ID, result)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%q}`, result)
 	}))
 }
 
-// S-E1: a Monitor marks the lagging primary ineligible, and a failnext
+// A Monitor marks the lagging primary ineligible, and a failnext
 // transport using monitor.Eligible sends a request meant for the primary to
 // the backup instead.
 func ExampleMonitor() {

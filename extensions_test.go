@@ -12,7 +12,6 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// S-X1
 func TestProbeTimeout(t *testing.T) {
 	good := newProvider(t, 100)
 	hung, dripping := newServer(t, hang(t)), newServer(t, drip(t))
@@ -69,7 +68,8 @@ func TestProbeTimeout(t *testing.T) {
 	})
 }
 
-// S-X2: the SPEC's four examples through real Checks.
+// One absurd height among honest ones, judged under several Quorum values
+// through real Checks.
 func TestQuorum(t *testing.T) {
 	var pairs []string
 	for i, h := range []uint64{1000000000, 100, 99, 90} {

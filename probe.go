@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxBody is the largest answer a probe accepts, in bytes. A real
@@ -18,24 +19,21 @@ import (
 // hostile provider from making a Check read or hold more than this.
 const maxBody = 4096
 
-// requestBody returns the JSON-RPC request that every probe of one Check
-// sends. It is built once per Check and only read by the probes.
-func requestBody(id uint64) []byte {
-	b := []byte(`{"jsonrpc":"2.0","id":`)
-	b = strconv.AppendUint(b, id, 10)
-	return append(b, `,"method":"eth_blockNumber","params":[]}`...)
-}
+// request is the body of every probe. The id is always 1: a provider that
+// answers every request with id 1, as many simple ones and test doubles do,
+// is still judged on its height.
+const request = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
 // probe asks one provider for its height. A non-nil error describes the
 // failure without the provider's URL; Check wraps it in a *ProbeError.
-// A positive ProbeTimeout bounds this probe alone (S-X1).
-func (m *Monitor) probe(ctx context.Context, rawURL string, body []byte, id uint64) (uint64, error) {
+// A positive ProbeTimeout bounds this probe alone.
+func (m *Monitor) probe(ctx context.Context, rawURL string) (uint64, error) {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, m.probeTimeout, errProbeTimeout)
 		defer cancel()
 	}
-	height, err := fetch(ctx, m.client, rawURL, body, id)
+	height, err := fetch(ctx, m.client, rawURL)
 	if err != nil && context.Cause(ctx) == errProbeTimeout {
 		return 0, fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
 	}
@@ -48,8 +46,8 @@ var errProbeTimeout = errors.New("probe timeout")
 
 // fetch sends the request and judges the answer. It reads at most
 // maxBody+1 bytes and always closes the response body.
-func fetch(ctx context.Context, client *http.Client, rawURL string, body []byte, id uint64) (uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+func fetch(ctx context.Context, client *http.Client, rawURL string) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, strings.NewReader(request))
 	if err != nil {
 		return 0, errors.New("cannot build request") // New validated the URL; the cause would quote it
 	}
@@ -61,19 +59,20 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, body []byte,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return judge(resp.StatusCode, nil, id) // the status alone fails it: leave the body unread
+		return judge(resp.StatusCode, nil) // the status alone fails it: leave the body unread
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return 0, transportError(fmt.Errorf("reading answer: %w", err), rawURL)
 	}
-	return judge(resp.StatusCode, answer, id)
+	return judge(resp.StatusCode, answer)
 }
 
 // judge turns a status and a body into a height, accepting only a single
-// JSON-RPC 2.0 success object that echoes id and carries a canonical
-// QUANTITY. Everything else is an error that says why.
-func judge(status int, body []byte, id uint64) (uint64, error) {
+// JSON-RPC 2.0 success object with id 1 that carries a canonical QUANTITY.
+// Everything else is an error that says why, showing what the provider sent
+// only through quote.
+func judge(status int, body []byte) (uint64, error) {
 	if status != http.StatusOK {
 		return 0, fmt.Errorf("HTTP status %d", status)
 	}
@@ -86,10 +85,10 @@ func judge(status int, body []byte, id uint64) (uint64, error) {
 	}
 	var version string
 	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
-		return 0, fmt.Errorf("jsonrpc member is %s, want \"2.0\"", clip(raw))
+		return 0, fmt.Errorf("jsonrpc member is %s, want the string \"2.0\"", quoteMember(raw))
 	}
-	if raw := members["id"]; !bytes.Equal(raw, strconv.AppendUint(nil, id, 10)) {
-		return 0, fmt.Errorf("answer id %s does not match request id %d", clip(raw), id)
+	if raw := members["id"]; string(raw) != "1" {
+		return 0, fmt.Errorf("answer id is %s, want the number 1", quoteMember(raw))
 	}
 	if raw, ok := members["error"]; ok && string(raw) != "null" {
 		return 0, rpcError(raw)
@@ -100,7 +99,7 @@ func judge(status int, body []byte, id uint64) (uint64, error) {
 	}
 	var result string
 	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
-		return 0, fmt.Errorf("result %s is not a string", clip(raw))
+		return 0, fmt.Errorf("result %s is not a string", quoteMember(raw))
 	}
 	return parseQuantity(result)
 }
@@ -125,7 +124,7 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 			return nil, errors.New("answer is not valid JSON")
 		}
 		if _, dup := members[name]; dup {
-			return nil, fmt.Errorf("answer names member %.40q twice", name)
+			return nil, fmt.Errorf("answer names member %s twice", quote(name))
 		}
 		members[name] = value
 	}
@@ -145,9 +144,9 @@ func rpcError(raw json.RawMessage) error {
 		Message *string `json:"message"`
 	}
 	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
-		return fmt.Errorf("RPC error %s", clip(raw))
+		return fmt.Errorf("RPC error %s", quote(string(raw)))
 	}
-	return fmt.Errorf("RPC error %d: %.200q", *e.Code, *e.Message)
+	return fmt.Errorf("RPC error %d: %s", *e.Code, quote(*e.Message))
 }
 
 // parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
@@ -157,24 +156,39 @@ func parseQuantity(s string) (uint64, error) {
 	digits, ok := strings.CutPrefix(s, "0x")
 	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
 		strings.Trim(digits, "0123456789abcdef") != "" {
-		return 0, fmt.Errorf("result %.40q is not a canonical hex quantity", s)
+		return 0, fmt.Errorf("result %s is not a canonical hex quantity", quote(s))
 	}
 	return strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
 }
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// clip renders an undecoded JSON value for an error message, shortened so
-// that a hostile provider cannot flood the caller's logs.
-func clip(raw json.RawMessage) string {
+// quoteMember renders a member's undecoded JSON text with quote, or says
+// that the member is missing.
+func quoteMember(raw json.RawMessage) string {
 	if raw == nil {
 		return "missing"
 	}
-	const max = 60
-	if len(raw) > max {
-		return string(raw[:max]) + "..."
+	return quote(string(raw))
+}
+
+// maxQuoted is how many bytes of one piece of provider text an error
+// message shows.
+const maxQuoted = 100
+
+// quote is the one way an error message shows text that a provider sent:
+// clipped to maxQuoted bytes and in Go's double-quoted form, which escapes
+// every control character. So a hostile provider can neither flood the
+// caller's logs nor write a line of its own into them.
+func quote(text string) string {
+	if len(text) <= maxQuoted {
+		return strconv.Quote(text)
 	}
-	return string(raw)
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(text[cut]) { // keep a multi-byte character whole
+		cut--
+	}
+	return strconv.Quote(text[:cut]) + "..."
 }
 
 // transportError strips the URL that net/http puts in its errors and removes
@@ -193,7 +207,26 @@ func transportError(err error, rawURL string) error {
 			}
 		}
 	}
-	return &redactedError{msg: msg, err: err}
+	return &redactedError{msg: escapeControls(msg), err: err}
+}
+
+// escapeControls rewrites each control character in msg as a \x escape.
+// net/http's error text is not ours to vouch for, and it can cite bytes of
+// the provider's response: none of them may reach a log line raw.
+func escapeControls(msg string) string {
+	isControl := func(r rune) bool { return r < 0x20 || r == 0x7f }
+	if !strings.ContainsFunc(msg, isControl) {
+		return msg
+	}
+	var b strings.Builder
+	for _, r := range msg {
+		if isControl(r) {
+			fmt.Fprintf(&b, `\x%02x`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // redactedError keeps the chain of a transport error for errors.Is and

@@ -13,7 +13,7 @@ type snapshot struct {
 }
 
 // failOpen is the snapshot in force until the first Check publishes: every
-// configured endpoint is eligible (S-N4).
+// configured endpoint is eligible.
 func failOpen(eps []endpoint) *snapshot {
 	s := &snapshot{eligible: make(map[failnext.EndpointID]bool, len(eps))}
 	for _, ep := range eps {
@@ -30,9 +30,9 @@ type outcome struct {
 
 // compare judges one Check's outcomes, given in endpoint order. It returns
 // nil when no probe succeeded, since there is then nothing to compare
-// against (S-C3). Otherwise a successful endpoint is eligible when it is at
+// against. Otherwise a successful endpoint is eligible when it is at
 // most maxLag blocks behind the reference height, and a failed one is not
-// (S-C1).
+// .
 func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
@@ -54,9 +54,9 @@ func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int) *sna
 }
 
 // reference returns the height that lag is measured from. With quorum at
-// most one it is the highest height (S-C1). With quorum k above one it is the
+// most one it is the highest height. With quorum k above one it is the
 // k-th highest, counting equal heights one by one, or the lowest height when
-// there are fewer than k (S-X2), so that one provider reporting an absurd
+// there are fewer than k, so that one provider reporting an absurd
 // height cannot by itself set the reference. heights must not be empty; it
 // is sorted in place.
 func reference(heights []uint64, quorum int) uint64 {

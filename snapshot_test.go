@@ -7,7 +7,6 @@ import (
 	"testing"
 )
 
-// S-C1, S-X2
 func TestReference(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -33,7 +32,6 @@ func TestReference(t *testing.T) {
 	}
 }
 
-// S-C1, S-C3, S-X2
 func TestCompare(t *testing.T) {
 	failed := outcome{err: errors.New("down")}
 	at := func(h uint64) outcome { return outcome{height: h} }

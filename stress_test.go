@@ -14,7 +14,6 @@ import (
 // is in none. Meanwhile "a" and "b" take turns being behind, so every Check
 // publishes a snapshot different from the last. Under -race this also shows
 // that publication and reads do not race.
-// S-C2, S-C6
 func TestEligibleWhileChecksPublish(t *testing.T) {
 	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
 	ids := []failnext.EndpointID{"a", "b"}

@@ -37,7 +37,7 @@ func heightOf(t *testing.T, url string) uint64 {
 	return n
 }
 
-// S-E2: blocklag against go-ethereum's own JSON-RPC server.
+// blocklag against go-ethereum's own JSON-RPC server.
 func TestBlocklagAgainstGoEthereum(t *testing.T) {
 	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)
 	if l, f := heightOf(t, lagging.url), heightOf(t, fresh.url); l != 5 || f != 20 {
@@ -75,7 +75,7 @@ func (g *gzipSeen) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// S-E2: go-ethereum compresses its answers when asked; the probe accepts them.
+// go-ethereum compresses its answers when asked; the probe accepts them.
 func TestProbeAcceptsGzipFromGoEthereum(t *testing.T) {
 	n := startDevNode(t, 3)
 	base := &gzipSeen{}
@@ -126,7 +126,7 @@ func waitFor(t *testing.T, ch <-chan string, want string) string {
 	}
 }
 
-// S-E2: the continuous loop reads through failnext from the fresh node, and
+// The continuous loop reads through failnext from the fresh node, and
 // fails over to the remaining node once the fresh one is gone.
 func TestContinuousLoop(t *testing.T) {
 	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// S-E2: bad or missing configuration exits with status 2 and a message that
+// Bad or missing configuration exits with status 2 and a message that
 // names the problem without the URL's secrets.
 func TestRunRejectsBadEnvironment(t *testing.T) {
 	const secret = "k3y"
@@ -47,7 +47,7 @@ func TestRunRejectsBadEnvironment(t *testing.T) {
 	}
 }
 
-// S-E2: run returns 0 when its context ends, as it does on SIGINT or SIGTERM.
+// run returns 0 when its context ends, as it does on SIGINT or SIGTERM.
 func TestRunStopsCleanly(t *testing.T) {
 	n := startDevNode(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
