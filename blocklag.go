@@ -15,6 +15,10 @@
 //		Eligible:  monitor.Eligible,
 //	})
 //
+// Status shows what the snapshot in force rests on: when it was checked,
+// the reference height, and each provider's height, lag, verdict and probe
+// error.
+//
 // blocklag runs nothing in the background: the caller decides when to Check,
 // and a snapshot stays in force until a later Check publishes another.
 package blocklag
@@ -47,7 +51,8 @@ type Monitor struct {
 	turn chan struct{}
 
 	// current is the snapshot in force. New stores the fail-open one; after
-	// that only the Check holding turn stores. Eligible loads it at any time.
+	// that only the Check holding turn stores. Eligible and Status load it at
+	// any time, and never see a snapshot change once loaded.
 	current atomic.Pointer[snapshot]
 }
 
@@ -130,10 +135,11 @@ func (m *Monitor) Check(ctx context.Context) error {
 	}
 
 	outcomes := m.probeAll(ctx)
+	checked := time.Now()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, previous snapshot kept: %w", err)
 	}
-	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum); s != nil {
+	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked); s != nil {
 		m.current.Store(s)
 	}
 	var errs []error

@@ -2,24 +2,45 @@ package blocklag
 
 import (
 	"slices"
+	"time"
 
 	"github.com/yermakovsa/failnext"
 )
 
-// snapshot is one set of verdicts. Once published it is never modified, so
-// readers may use it without a lock.
+// snapshot is one set of verdicts together with what they rest on. Once
+// published it is never modified, so readers may use it without a lock.
 type snapshot struct {
-	eligible map[failnext.EndpointID]bool // every configured ID has an entry
+	// eligible has an entry for every configured ID. It is what Eligible
+	// reads, so that Eligible stays a single map lookup.
+	eligible map[failnext.EndpointID]bool
+
+	// status is the same verdicts with their heights, lags and errors, in
+	// configured order. Status hands out copies of it, never the original.
+	status Status
 }
 
 // failOpen is the snapshot in force until the first Check publishes: every
-// configured endpoint is eligible.
+// configured endpoint is eligible, and nothing has been measured.
 func failOpen(eps []endpoint) *snapshot {
-	s := &snapshot{eligible: make(map[failnext.EndpointID]bool, len(eps))}
+	s := newSnapshot(len(eps))
 	for _, ep := range eps {
-		s.eligible[ep.id] = true
+		s.add(EndpointStatus{ID: ep.id, Eligible: true})
 	}
 	return s
+}
+
+func newSnapshot(n int) *snapshot {
+	return &snapshot{
+		eligible: make(map[failnext.EndpointID]bool, n),
+		status:   Status{Endpoints: make([]EndpointStatus, 0, n)},
+	}
+}
+
+// add records one endpoint's verdict in both views, so that they cannot
+// disagree.
+func (s *snapshot) add(e EndpointStatus) {
+	s.eligible[e.ID] = e.Eligible
+	s.status.Endpoints = append(s.status.Endpoints, e)
 }
 
 // outcome is what one probe found: a height, or the reason it failed.
@@ -28,12 +49,12 @@ type outcome struct {
 	err    error
 }
 
-// compare judges one Check's outcomes, given in endpoint order. It returns
-// nil when no probe succeeded, since there is then nothing to compare
-// against. Otherwise a successful endpoint is eligible when it is at
-// most maxLag blocks behind the reference height, and a failed one is not
-// .
-func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int) *snapshot {
+// compare judges one Check's outcomes, given in endpoint order, as of
+// checked. It returns nil when no probe succeeded, since there is then
+// nothing to compare against. Otherwise a successful endpoint is eligible
+// when it is at most maxLag blocks behind the reference height, and a failed
+// one is not.
+func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, checked time.Time) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.err == nil {
@@ -44,21 +65,28 @@ func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int) *sna
 		return nil
 	}
 	ref := reference(heights, quorum)
-	s := &snapshot{eligible: make(map[failnext.EndpointID]bool, len(eps))}
+	s := newSnapshot(len(eps))
+	s.status.Checked, s.status.Reference = checked, ref
 	for i, o := range outcomes {
-		// A height at or above the reference has no lag; the subtraction
-		// cannot wrap below that.
-		s.eligible[eps[i].id] = o.err == nil && (o.height >= ref || ref-o.height <= maxLag)
+		e := EndpointStatus{ID: eps[i].id, Err: o.err}
+		if o.err == nil {
+			e.Height = o.height
+			if o.height < ref { // at or above the reference there is no lag
+				e.Lag = ref - o.height
+			}
+			e.Eligible = e.Lag <= maxLag
+		}
+		s.add(e)
 	}
 	return s
 }
 
 // reference returns the height that lag is measured from. With quorum at
-// most one it is the highest height. With quorum k above one it is the
-// k-th highest, counting equal heights one by one, or the lowest height when
-// there are fewer than k, so that one provider reporting an absurd
-// height cannot by itself set the reference. heights must not be empty; it
-// is sorted in place.
+// most one it is the highest height. With quorum k above one it is the k-th
+// highest, counting equal heights one by one, or the lowest height when
+// there are fewer than k, so that one provider reporting an absurd height
+// cannot by itself set the reference. heights must not be empty; it is
+// sorted in place.
 func reference(heights []uint64, quorum int) uint64 {
 	slices.Sort(heights)
 	k := min(max(quorum, 1), len(heights))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestReference(t *testing.T) {
@@ -56,7 +57,7 @@ func TestCompare(t *testing.T) {
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := compare(eps, tt.outcomes, tt.maxLag, tt.quorum)
+			s := compare(eps, tt.outcomes, tt.maxLag, tt.quorum, time.Time{})
 			if tt.want == nil {
 				if s != nil {
 					t.Fatalf("compare published %v, want nothing", s.eligible)
