@@ -40,10 +40,10 @@ func heightOf(t *testing.T, url string) uint64 {
 // blocklag against go-ethereum's own JSON-RPC server.
 func TestBlocklagAgainstGoEthereum(t *testing.T) {
 	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)
-	if l, f := heightOf(t, lagging.url), heightOf(t, fresh.url); l != 5 || f != 20 {
+	if l, f := heightOf(t, lagging.URL), heightOf(t, fresh.URL); l != 5 || f != 20 {
 		t.Fatalf("dev nodes at %d and %d, want 5 and 20", l, f)
 	}
-	endpoints := []failnext.Endpoint{{ID: "lagging", URL: lagging.url}, {ID: "fresh", URL: fresh.url}}
+	endpoints := []failnext.Endpoint{{ID: "lagging", URL: lagging.URL}, {ID: "fresh", URL: fresh.URL}}
 
 	for _, tt := range []struct {
 		maxLag        uint64
@@ -79,7 +79,7 @@ func (g *gzipSeen) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestProbeAcceptsGzipFromGoEthereum(t *testing.T) {
 	n := startDevNode(t, 3)
 	base := &gzipSeen{}
-	m, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{{ID: "geth", URL: n.url}}, Base: base})
+	m, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{{ID: "geth", URL: n.URL}}, Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,20 +127,21 @@ func waitFor(t *testing.T, ch <-chan string, want string) string {
 }
 
 // The continuous loop reads through failnext from the fresh node, and
-// fails over to the remaining node once the fresh one is gone.
+// fails over to the remaining node once the fresh one is gone. Its log
+// shows each provider's height, lag and verdict, and who served each read.
 func TestContinuousLoop(t *testing.T) {
 	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)
 	// The lagging node is first, so failnext would use it if blocklag let it.
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: lagging.url}, {ID: "backup", URL: fresh.url}}
+	endpoints := []failnext.Endpoint{{ID: "primary", URL: lagging.URL}, {ID: "backup", URL: fresh.URL}}
 	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
+	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible, OnEvent: recordEvent})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rpcClient, err := rpc.DialOptions(context.Background(), lagging.url, rpc.WithHTTPClient(&http.Client{Transport: transport}))
+	rpcClient, err := rpc.DialOptions(context.Background(), lagging.URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,20 +152,21 @@ func TestContinuousLoop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s := settings{checkEvery: 50 * time.Millisecond, readEvery: 20 * time.Millisecond, checkTimeout: 5 * time.Second, readTimeout: 5 * time.Second}
+	w := &watcher{s: s, monitor: monitor, endpoints: endpoints, read: client.BlockNumber, logger: logger}
 	go func() {
 		defer close(done)
-		watch(ctx, s, monitor, endpoints, client.BlockNumber, logger)
+		w.run(ctx)
 	}()
 
-	waitFor(t, out, "check: primary=ineligible backup=eligible")
-	waitFor(t, out, "read: block 20")
+	waitFor(t, out, "check: ref=20 primary=5 (lag 15, ineligible) backup=20 (eligible)")
+	waitFor(t, out, "read: block 20 from backup")
 
-	fresh.stop()
-	line := waitFor(t, out, "check: primary=eligible backup=ineligible")
-	if !strings.Contains(line, `endpoint "backup"`) {
-		t.Errorf("check line %q does not report the stopped node's probe error", line)
+	fresh.Stop()
+	line := waitFor(t, out, "backup=failed (ineligible: ")
+	if !strings.HasPrefix(line, "check: ref=5 primary=5 (eligible) backup=failed") {
+		t.Errorf("check line %q does not show the primary as the reference", line)
 	}
-	waitFor(t, out, "read: block 5")
+	waitFor(t, out, "read: block 5 from primary")
 
 	// The stopped node's error is a ProbeError naming it.
 	var pe *blocklag.ProbeError

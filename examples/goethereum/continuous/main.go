@@ -4,7 +4,14 @@
 // checks their block heights with blocklag at start and then every 15
 // seconds, and reads the latest block number through go-ethereum's client
 // every 10 seconds. The client's HTTP transport is failnext, which skips any
-// provider that blocklag found lagging. It stops on SIGINT or SIGTERM.
+// provider that blocklag found lagging. Each check logs every provider's
+// height, lag and verdict; each read logs the block number and the provider
+// that served it. It stops on SIGINT or SIGTERM.
+//
+// With -dev it needs no URL: it starts two go-ethereum dev nodes in the
+// process, a slow primary and a fast backup, checks every 3 seconds and
+// reads every 2, and after -dev-fail-after stops the fast node, so that the
+// whole story shows in the log within a minute.
 package main
 
 import (
@@ -15,7 +22,6 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -41,21 +47,42 @@ type settings struct {
 	maxLag                    uint64
 	probeTimeout              time.Duration
 	quorum                    int
+
+	dev                       bool
+	devFailAfter, devDuration time.Duration
 }
 
 // run is the whole command: it returns the exit status, 2 for bad flags or
-// environment, and 0 after a clean shutdown when ctx ends.
+// environment, 1 when the dev nodes cannot start, and 0 after a clean
+// shutdown when ctx ends (or, with -dev-duration, when the demo is over).
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) int {
 	logger := log.New(out, "", log.LstdFlags)
 	s, err := parseFlags(args, out)
 	if err != nil {
 		return 2
 	}
-	endpoints, err := endpointsFromEnv(getenv)
-	if err != nil {
+	var endpoints []failnext.Endpoint
+	if s.dev {
+		if getenv("ETH_RPC_PRIMARY_URL") != "" || getenv("ETH_RPC_BACKUP_URL") != "" {
+			logger.Print("dev: ignoring ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL; the dev nodes stand in for them")
+		}
+		demo, err := startDemo(s, logger)
+		if err != nil {
+			logger.Print(err)
+			return 1
+		}
+		defer demo.stop()
+		endpoints = demo.endpoints
+		if s.devDuration > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.devDuration)
+			defer cancel()
+		}
+	} else if endpoints, err = endpointsFromEnv(getenv); err != nil {
 		logger.Print(err)
 		return 2
 	}
+
 	monitor, err := blocklag.New(blocklag.Config{
 		Endpoints:    endpoints,
 		MaxLag:       s.maxLag,
@@ -66,7 +93,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		logger.Print(err)
 		return 2
 	}
-	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
+	transport, err := failnext.New(failnext.Config{
+		Endpoints: endpoints,
+		Eligible:  monitor.Eligible,
+		OnEvent:   recordEvent,
+	})
 	if err != nil { // not expected once blocklag accepted the same endpoints
 		logger.Print(redact(err, endpoints))
 		return 2
@@ -81,7 +112,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	client := ethclient.NewClient(rpcClient)
 	defer client.Close()
 
-	watch(ctx, s, monitor, endpoints, client.BlockNumber, logger)
+	w := &watcher{s: s, monitor: monitor, endpoints: endpoints, read: client.BlockNumber, logger: logger}
+	w.run(ctx)
 	logger.Print("stopped")
 	return 0
 }
@@ -90,17 +122,31 @@ func parseFlags(args []string, out io.Writer) (settings, error) {
 	var s settings
 	fs := flag.NewFlagSet("continuous", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.DurationVar(&s.checkEvery, "check-every", 15*time.Second, "time between lag checks")
-	fs.DurationVar(&s.readEvery, "read-every", 10*time.Second, "time between block number reads")
+	fs.DurationVar(&s.checkEvery, "check-every", 15*time.Second, "time between lag checks (3s with -dev)")
+	fs.DurationVar(&s.readEvery, "read-every", 10*time.Second, "time between block number reads (2s with -dev)")
 	fs.DurationVar(&s.checkTimeout, "check-timeout", 5*time.Second, "limit for one lag check")
 	fs.DurationVar(&s.readTimeout, "read-timeout", 5*time.Second, "limit for one read")
 	fs.Uint64Var(&s.maxLag, "max-lag", 3, "blocks a provider may be behind and still be used")
 	fs.DurationVar(&s.probeTimeout, "probe-timeout", 0, "limit for each provider's probe (0: the check's limit)")
 	fs.IntVar(&s.quorum, "quorum", 0, "take the reference height as the quorum-th highest (0: the highest)")
+	fs.BoolVar(&s.dev, "dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
+	fs.DurationVar(&s.devFailAfter, "dev-fail-after", 20*time.Second, "with -dev: when to stop the fast node")
+	fs.DurationVar(&s.devDuration, "dev-duration", 0, "with -dev: end the demo after this long (0: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
 		return s, err
 	}
-	if s.checkEvery <= 0 || s.readEvery <= 0 || s.checkTimeout <= 0 || s.readTimeout <= 0 {
+	if s.dev {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["check-every"] {
+			s.checkEvery = 3 * time.Second
+		}
+		if !set["read-every"] {
+			s.readEvery = 2 * time.Second
+		}
+	}
+	if s.checkEvery <= 0 || s.readEvery <= 0 || s.checkTimeout <= 0 || s.readTimeout <= 0 ||
+		s.devFailAfter <= 0 || s.devDuration < 0 {
 		err := errors.New("intervals and timeouts must be positive")
 		fmt.Fprintln(out, err)
 		return s, err
@@ -119,77 +165,9 @@ func endpointsFromEnv(getenv func(string) string) ([]failnext.Endpoint, error) {
 	} {
 		raw := strings.TrimSpace(getenv(v.name))
 		if raw == "" {
-			return nil, fmt.Errorf("%s is not set: give it the provider's HTTP JSON-RPC URL", v.name)
+			return nil, fmt.Errorf("%s is not set: give it the provider's HTTP JSON-RPC URL, or run with -dev", v.name)
 		}
 		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(v.id), URL: raw})
 	}
 	return endpoints, nil
-}
-
-// watch checks at once and then every s.checkEvery, and reads the latest
-// block number at once and then every s.readEvery, each under its own
-// timeout, until ctx ends. Reads are marked as safe to fail over, since
-// eth_blockNumber has no side effects.
-func watch(ctx context.Context, s settings, monitor *blocklag.Monitor, endpoints []failnext.Endpoint,
-	read func(context.Context) (uint64, error), logger *log.Logger) {
-	checkTicks := time.NewTicker(s.checkEvery)
-	defer checkTicks.Stop()
-	readTicks := time.NewTicker(s.readEvery)
-	defer readTicks.Stop()
-
-	check := func() {
-		cctx, cancel := context.WithTimeout(ctx, s.checkTimeout)
-		defer cancel()
-		err := monitor.Check(cctx)
-		var verdicts []string
-		for _, ep := range endpoints {
-			verdict := "ineligible"
-			if monitor.Eligible(ep.ID) {
-				verdict = "eligible"
-			}
-			verdicts = append(verdicts, fmt.Sprintf("%s=%s", ep.ID, verdict))
-		}
-		if err != nil {
-			logger.Printf("check: %s; errors: %s", strings.Join(verdicts, " "), strings.ReplaceAll(err.Error(), "\n", "; "))
-			return
-		}
-		logger.Printf("check: %s", strings.Join(verdicts, " "))
-	}
-	readOnce := func() {
-		rctx, cancel := context.WithTimeout(failnext.WithFailoverAllowed(ctx), s.readTimeout)
-		defer cancel()
-		n, err := read(rctx)
-		if err != nil {
-			logger.Printf("read: error: %s", redact(err, endpoints))
-			return
-		}
-		logger.Printf("read: block %d", n)
-	}
-
-	check()
-	readOnce()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-checkTicks.C:
-			check()
-		case <-readTicks.C:
-			readOnce()
-		}
-	}
-}
-
-// redact renders a read error without any endpoint URL: net/http quotes the
-// request URL in its errors, and provider URLs carry API keys.
-func redact(err error, endpoints []failnext.Endpoint) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	msg := err.Error()
-	for _, ep := range endpoints {
-		msg = strings.ReplaceAll(msg, ep.URL, "<"+string(ep.ID)+" URL>")
-	}
-	return msg
 }

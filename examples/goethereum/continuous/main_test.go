@@ -51,12 +51,12 @@ func TestRunRejectsBadEnvironment(t *testing.T) {
 func TestRunStopsCleanly(t *testing.T) {
 	n := startDevNode(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
-	env := map[string]string{"ETH_RPC_PRIMARY_URL": n.url, "ETH_RPC_BACKUP_URL": n.url + "/"}
-	out := &cancelOn{stopAt: "read: block 2", stop: cancel}
+	env := map[string]string{"ETH_RPC_PRIMARY_URL": n.URL, "ETH_RPC_BACKUP_URL": n.URL + "/"}
+	out := &cancelOn{stopAt: "read: block 2 from primary", stop: cancel}
 	if code := run(ctx, nil, func(k string) string { return env[k] }, out); code != 0 {
 		t.Errorf("exit status %d, want 0; output:\n%s", code, out.String())
 	}
-	if !strings.Contains(out.String(), "check: primary=eligible backup=eligible") || !strings.Contains(out.String(), "stopped") {
+	if !strings.Contains(out.String(), "check: ref=2 primary=2 (eligible) backup=2 (eligible)") || !strings.Contains(out.String(), "stopped") {
 		t.Errorf("output lacks the check or the shutdown:\n%s", out.String())
 	}
 }
