@@ -19,9 +19,9 @@ import (
 // hostile provider from making a Check read or hold more than this.
 const maxBody = 4096
 
-// request is the body of every probe. The id is always 1: a provider that
-// answers every request with id 1, as many simple ones and test doubles do,
-// is still judged on its height.
+// request is the body of every probe. The id never changes, so a provider
+// that answers every request with id 1, whatever the request carried, is
+// still judged on its height.
 const request = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
 // probe asks one provider for its height. A non-nil error describes the
