@@ -86,6 +86,18 @@ func BenchmarkEligible(b *testing.B) {
 	}
 }
 
+// BenchmarkStatus measures one Status call after a Check over two
+// providers: a copy of the endpoint list, one allocation.
+func BenchmarkStatus(b *testing.B) {
+	m := benchMonitor(b, true)
+	b.ReportAllocs()
+	for b.Loop() {
+		if st := m.Status(); len(st.Endpoints) != 2 {
+			b.Fatalf("Status has %d endpoints", len(st.Endpoints))
+		}
+	}
+}
+
 // benchTransport keeps one idle connection per provider however many there
 // are; http.DefaultTransport keeps at most 100 in all, which would make
 // every probe past the hundredth dial anew and hide the per-probe cost.
