@@ -2,6 +2,7 @@ package blocklag
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,9 +84,9 @@ func TestProviderTextCannotForgeLogLines(t *testing.T) {
 	}
 }
 
-// Provider text is shown clipped, so that one answer cannot flood a log,
-// and a character cut in two is not left half shown.
-func TestQuoteClips(t *testing.T) {
+// A value from a provider is shown quoted and clipped, so that one answer
+// cannot flood a log, and a character cut in two is not left half shown.
+func TestQuote(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
@@ -104,15 +105,21 @@ func TestQuoteClips(t *testing.T) {
 }
 
 // net/http's own error text can cite bytes of a malformed response; they
-// reach the message escaped.
-func TestTransportErrorTextIsEscaped(t *testing.T) {
-	msg := (&ProbeError{Endpoint: "p", Err: transportError(io.ErrUnexpectedEOF, "http://x")}).Error()
-	if msg != `blocklag: endpoint "p": unexpected EOF` {
-		t.Errorf("a plain transport error became %q", msg)
+// reach the message escaped and clipped.
+func TestTransportErrorText(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"plain text is kept", "unexpected EOF", "unexpected EOF"},
+		{"control characters are escaped", "malformed header \x1b[2J\r\n" + forged + "\x7f", `malformed header \x1b[2J\x0d\x0a` + forged + `\x7f`},
+		{"long text is clipped", strings.Repeat("a", maxTransportText+1), strings.Repeat("a", maxTransportText) + "..."},
 	}
-	err := transportError(&textError{"malformed header \x1b[2J\r\n" + forged}, "http://x")
-	if got, want := err.Error(), `malformed header \x1b[2J\x0d\x0a`+forged; got != want {
-		t.Errorf("transport error text = %q, want %q", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := transportError(&textError{tt.text}, "http://x").Error(); got != tt.want {
+				t.Errorf("transport error text = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -120,3 +127,32 @@ func TestTransportErrorTextIsEscaped(t *testing.T) {
 type textError struct{ text string }
 
 func (e *textError) Error() string { return e.text }
+
+// A provider that sends a status line of 200 KB with an ESC in it gets a
+// ProbeError of bounded size, without the ESC, that still says what was
+// wrong.
+func TestHugeMalformedStatusLine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		conn.Read(make([]byte, 4096)) // the probe's request
+		io.WriteString(conn, "HTTP/1.1 2"+strings.Repeat("0", 200<<10)+"\x1b OK\r\n\r\n")
+	}()
+	m := mustNew(t, Config{Endpoints: named("hostile", "http://"+ln.Addr().String())})
+	pe := probeErrors(t, check(m))["hostile"]
+	if pe == nil {
+		t.Fatal("the answer was accepted")
+	}
+	msg := pe.Error()
+	if len(msg) > 400 || hasControl(msg) || !strings.Contains(msg, `endpoint "hostile"`) || !strings.Contains(msg, "malformed") {
+		t.Errorf("message of %d bytes %.200q is too long, holds a control character, or does not say what was wrong", len(msg), msg)
+	}
+}

@@ -1,6 +1,7 @@
 package blocklag
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -28,8 +29,7 @@ func acceptedIndependently(status int, body []byte) (uint64, bool) {
 	if json.Unmarshal(members["jsonrpc"], &version) != nil || version != "2.0" || !strings.HasPrefix(string(members["jsonrpc"]), `"`) {
 		return 0, false
 	}
-	var id json.Number
-	if !isNumberOne(members["id"]) || json.Unmarshal(members["id"], &id) != nil || id != "1" {
+	if id, ok := decodeNumber(members["id"]); !ok || id != "1" {
 		return 0, false
 	}
 	if e, ok := members["error"]; ok && string(e) != "null" {
@@ -42,10 +42,17 @@ func acceptedIndependently(status int, body []byte) (uint64, bool) {
 	return height, err == nil
 }
 
-// isNumberOne reports whether raw is the JSON number 1 written without
-// fraction or exponent, by looking at its bytes rather than its value.
-func isNumberOne(raw json.RawMessage) bool {
-	return len(raw) == 1 && raw[0] == '1'
+// decodeNumber decodes raw keeping numbers as written, and reports whether
+// it is a JSON number at all (a string "1" is not).
+func decodeNumber(raw json.RawMessage) (json.Number, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	n, ok := v.(json.Number)
+	return n, ok
 }
 
 // FuzzJudge feeds the response judge arbitrary statuses and bodies. It must
@@ -61,7 +68,7 @@ func FuzzJudge(f *testing.F) {
 		want, ok := acceptedIndependently(status, body)
 		if err != nil {
 			msg := (&ProbeError{Endpoint: "p", Err: err}).Error()
-			if strings.ContainsFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			if hasControl(msg) {
 				t.Fatalf("message %q holds a control character", msg)
 			}
 			if ok && !strings.Contains(err.Error(), "twice") {

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // maxBody is the largest answer a probe accepts, in bytes. A real
@@ -172,27 +171,10 @@ func quoteMember(raw json.RawMessage) string {
 	return quote(string(raw))
 }
 
-// maxQuoted is how many bytes of one piece of provider text an error
-// message shows.
-const maxQuoted = 100
-
-// quote is the one way an error message shows text that a provider sent:
-// clipped to maxQuoted bytes and in Go's double-quoted form, which escapes
-// every control character. So a hostile provider can neither flood the
-// caller's logs nor write a line of its own into them.
-func quote(text string) string {
-	if len(text) <= maxQuoted {
-		return strconv.Quote(text)
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(text[cut]) { // keep a multi-byte character whole
-		cut--
-	}
-	return strconv.Quote(text[:cut]) + "..."
-}
-
-// transportError strips the URL that net/http puts in its errors and removes
-// any secret part of rawURL (userinfo, path, query) that is still quoted.
+// transportError strips the URL that net/http puts in its errors, removes
+// any secret part of rawURL (userinfo, path, query) that is still quoted,
+// and only then clips the text, so that no secret is cut in two and left
+// half visible.
 func transportError(err error, rawURL string) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -207,26 +189,7 @@ func transportError(err error, rawURL string) error {
 			}
 		}
 	}
-	return &redactedError{msg: escapeControls(msg), err: err}
-}
-
-// escapeControls rewrites each control character in msg as a \x escape.
-// net/http's error text is not ours to vouch for, and it can cite bytes of
-// the provider's response: none of them may reach a log line raw.
-func escapeControls(msg string) string {
-	isControl := func(r rune) bool { return r < 0x20 || r == 0x7f }
-	if !strings.ContainsFunc(msg, isControl) {
-		return msg
-	}
-	var b strings.Builder
-	for _, r := range msg {
-		if isControl(r) {
-			fmt.Fprintf(&b, `\x%02x`, r)
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return &redactedError{msg: printable(msg), err: err}
 }
 
 // redactedError keeps the chain of a transport error for errors.Is and

@@ -49,7 +49,8 @@ type EndpointStatus struct {
 	Lag uint64
 
 	// Err is the *ProbeError that the publishing Check returned for this
-	// endpoint, or nil when the endpoint answered, and while fail-open.
+	// endpoint (the same value, shared: treat it as read-only), or nil when
+	// the endpoint answered, and while fail-open.
 	Err error
 }
 

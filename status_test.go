@@ -2,10 +2,13 @@ package blocklag
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,9 +144,27 @@ func TestStatusUnchangedWhenCheckPublishesNothing(t *testing.T) {
 			t.Errorf("Status = %+v, want the last published %+v", got, published)
 		}
 	})
-	t.Run("a cancelled Check leaves the last published Status", func(t *testing.T) {
+	t.Run("a Check cancelled while probing leaves the last published Status", func(t *testing.T) {
+		// Every probe answers, but the context ends before they all have,
+		// so the Check has results and must still not publish them.
 		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
+		defer cancel()
+		var cancelling atomic.Bool
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			height := uint64(100)
+			if cancelling.Load() {
+				cancel()
+				height = 50
+			}
+			body := io.NopCloser(strings.NewReader(answer(json.RawMessage("1"), height)))
+			return &http.Response{StatusCode: 200, Body: body, Header: http.Header{}, Request: r}, nil
+		})
+		m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
+		if err := m.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+		published := m.Status()
+		cancelling.Store(true)
 		if err := m.Check(ctx); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Check = %v, want context.Canceled", err)
 		}

@@ -13,8 +13,14 @@ import (
 // behind and is skipped, reads come from the backup, the backup stops, the
 // next check shows its probe error, reads come from the primary again, and
 // the demo ends by itself with status 0.
+//
+// The demo runs on the wall clock: the backup stops after 14 s, when the
+// primary (a block every 4 s against the backup's 1 s) is normally 9 or
+// more blocks behind, and the story needs 3 (MaxLag) plus one. After the
+// stop, the next check and read come within a second each, and the demo
+// runs 12 s more. Both margins leave room for a slow machine.
 func TestDevDemo(t *testing.T) {
-	args := []string{"-dev", "-dev-fail-after", "10s", "-dev-duration", "18s", "-check-every", "1s", "-read-every", "1s"}
+	args := []string{"-dev", "-dev-fail-after", "14s", "-dev-duration", "26s", "-check-every", "1s", "-read-every", "1s"}
 	env := map[string]string{"ETH_RPC_PRIMARY_URL": "https://user:k3y@provider.example/v3/k3y"}
 	r, w := io.Pipe()
 	status := make(chan int, 1)

@@ -178,9 +178,11 @@ func (t *readTrail) result() (served, failed string) {
 	return served, failed
 }
 
-// redact renders an error without any endpoint URL: net/http quotes the
-// request URL in its errors, failnext quotes endpoint URLs in some of its
-// own, and provider URLs carry API keys.
+// redact renders an error for one log line: without any endpoint URL
+// (net/http quotes the request URL in its errors, failnext quotes endpoint
+// URLs in some of its own, and provider URLs carry API keys), at most
+// maxErrorText bytes long, and with every control character escaped, since
+// go-ethereum's errors can carry what a provider answered word for word.
 func redact(err error, endpoints []failnext.Endpoint) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -190,5 +192,20 @@ func redact(err error, endpoints []failnext.Endpoint) string {
 	for _, ep := range endpoints {
 		msg = strings.ReplaceAll(msg, ep.URL, "<"+string(ep.ID)+" URL>")
 	}
-	return msg
+	var b strings.Builder
+	for i, r := range msg {
+		if i >= maxErrorText {
+			b.WriteString("...")
+			break
+		}
+		if r < 0x20 || r == 0x7f {
+			fmt.Fprintf(&b, `\x%02x`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
+
+// maxErrorText is how much of an error's text a log line shows.
+const maxErrorText = 300

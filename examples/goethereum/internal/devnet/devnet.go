@@ -22,7 +22,8 @@ import (
 	"github.com/ethereum/go-ethereum/p2p"
 )
 
-// Node is one running dev chain. Its methods are safe for concurrent use.
+// Node is one running dev chain. Stop may be called from any goroutine, at
+// any time, any number of times; Commit must not run during or after Stop.
 type Node struct {
 	// URL is the node's HTTP JSON-RPC address, http://127.0.0.1:PORT.
 	URL string
@@ -72,8 +73,7 @@ func Start(period time.Duration) (*Node, error) {
 	return &Node{URL: stack.HTTPEndpoint(), beacon: beacon, stack: stack}, nil
 }
 
-// Commit seals the given number of blocks at once, one after another. It
-// must not be called after Stop.
+// Commit seals the given number of blocks at once, one after another.
 func (n *Node) Commit(blocks int) {
 	for range blocks {
 		n.beacon.Commit()
