@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,5 +71,52 @@ func TestReadErrorsStayOnOneLine(t *testing.T) {
 				t.Errorf("read logged %d bytes, want the error clipped", len(line))
 			}
 		})
+	}
+}
+
+// A check line shows each provider's height, lag and verdict; when a Check
+// publishes nothing, the line says so and shows the verdicts still in force
+// with their age.
+func TestCheckLines(t *testing.T) {
+	var down atomic.Bool
+	node := func(height string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if down.Load() {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"`+height+`"}`)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	primary, backup := node("0x4ce"), node("0x4d2") // 1230 and 1234
+	endpoints := []failnext.Endpoint{{ID: "primary", URL: primary.URL}, {ID: "backup", URL: backup.URL}}
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := &watcher{s: settings{checkTimeout: 5 * time.Second}, monitor: monitor, endpoints: endpoints, logger: log.New(&out, "", 0)}
+
+	w.check(context.Background())
+	if want := "check: ref=1234 primary=1230 (lag 4, ineligible) backup=1234 (eligible)\n"; out.String() != want {
+		t.Errorf("check logged %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	down.Store(true)
+	w.check(context.Background())
+	line := out.String()
+	for _, want := range []string{
+		"check: no new verdicts (",
+		`endpoint "primary": HTTP status 503`,
+		"still using those from 0s ago: ref=1234 primary=1230 (lag 4, ineligible) backup=1234 (eligible)\n",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("check logged %q, want it to contain %q", line, want)
+		}
+	}
+	if strings.Count(line, "\n") != 1 {
+		t.Errorf("check logged %q, want one line", line)
 	}
 }
