@@ -584,7 +584,9 @@ func waitForParkedChecks(n int) bool {
 	return false
 }
 
-func TestEligibleDuringCheck(t *testing.T) {
+// Eligible and Status answer from the snapshot in force while a Check is
+// blocked in network I/O, and Eligible allocates nothing.
+func TestEligibleAndStatusDuringCheck(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
@@ -595,13 +597,18 @@ func TestEligibleDuringCheck(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- check(m) }()
 	<-entered
-	// The Check is now blocked in network I/O; Eligible must still answer.
 	if !m.Eligible("a") {
 		t.Error("Eligible did not answer from the fail-open snapshot during a Check")
+	}
+	if st := m.Status(); len(st.Endpoints) != 1 || !st.Checked.IsZero() {
+		t.Errorf("Status during the first Check = %+v, want the fail-open view", st)
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if st := m.Status(); st.Checked.IsZero() || st.Endpoints[0].Height != 1 {
+		t.Errorf("Status after the Check = %+v, want height 1", st)
 	}
 	allocs := testing.AllocsPerRun(100, func() { m.Eligible("a"); m.Eligible("unknown") })
 	if allocs != 0 {

@@ -7,14 +7,10 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/yermakovsa/failnext"
 )
 
 // assertAgreesWithEligible checks that every entry of st says what Eligible
@@ -194,103 +190,5 @@ func TestStatusIsACopy(t *testing.T) {
 	}
 	if !m.Eligible("p") || m.Eligible("q") || m.Eligible("x") {
 		t.Error("changing a returned Status changed Eligible")
-	}
-}
-
-func TestStatusDoesNotWaitForCheck(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		close(entered)
-		<-release
-		respond(t, w, r, 1)
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-	done := make(chan error)
-	go func() { done <- check(m) }()
-	<-entered
-	// The Check is blocked in network I/O; Status must answer from the
-	// snapshot in force.
-	if st := m.Status(); len(st.Endpoints) != 1 || !st.Checked.IsZero() {
-		t.Errorf("Status during the first Check = %+v, want the fail-open view", st)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if st := m.Status(); st.Checked.IsZero() || st.Endpoints[0].Height != 1 {
-		t.Errorf("Status after the Check = %+v, want height 1", st)
-	}
-}
-
-// Readers calling Status while Checks publish snapshots in which "a" and "b"
-// take turns being 10 blocks behind must each time see one whole snapshot:
-// the reference, exactly one provider behind with its lag and verdict, and
-// Checked never going back.
-func TestStatusWhileChecksPublish(t *testing.T) {
-	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
-	ids := []failnext.EndpointID{"a", "b"}
-	m := mustNew(t, Config{Endpoints: named("a", providers[0].URL, "b", providers[1].URL), MaxLag: 3})
-	consistent := func(st Status) bool {
-		if st.Checked.IsZero() { // fail-open, before the first Check publishes
-			return st.Reference == 0 && len(st.Endpoints) == 2 && st.Endpoints[0].Eligible && st.Endpoints[1].Eligible
-		}
-		if st.Reference != 100 || len(st.Endpoints) != 2 {
-			return false
-		}
-		behind := 0
-		for i, e := range st.Endpoints {
-			switch {
-			case e.ID != ids[i] || e.Err != nil:
-				return false
-			case e.Height == 100 && e.Lag == 0 && e.Eligible:
-			case e.Height == 90 && e.Lag == 10 && !e.Eligible:
-				behind++
-			default:
-				return false
-			}
-		}
-		return behind == 1
-	}
-
-	const checks, readers = 50, 2
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(done) // also when the loop below fails, so no reader outlives the test
-	for range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var last time.Time
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				st := m.Status()
-				if !consistent(st) {
-					t.Errorf("a reader saw a Status that no snapshot gives: %+v", st)
-					return
-				}
-				if st.Checked.Before(last) {
-					t.Errorf("Checked went back from %v to %v", last, st.Checked)
-					return
-				}
-				last = st.Checked
-				runtime.Gosched() // leave the Checks some processor time
-			}
-		}()
-	}
-	for i := range checks {
-		behind, ahead := i%2, 1-i%2
-		providers[behind].height.Store(90)
-		providers[ahead].height.Store(100)
-		if err := check(m); err != nil {
-			t.Fatal(err)
-		}
-		if st := m.Status(); st.Endpoints[behind].Lag != 10 || st.Endpoints[ahead].Lag != 0 {
-			t.Fatalf("check %d published %+v", i, st)
-		}
 	}
 }

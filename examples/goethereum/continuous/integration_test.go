@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/ethclient"
-	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
@@ -137,15 +136,10 @@ func TestContinuousLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible, OnEvent: recordEvent})
+	client, err := newClient(context.Background(), endpoints, monitor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rpcClient, err := rpc.DialOptions(context.Background(), lagging.URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := ethclient.NewClient(rpcClient)
 	defer client.Close()
 
 	logger, out := lines(t)

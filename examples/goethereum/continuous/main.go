@@ -93,29 +93,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		logger.Print(err)
 		return 2
 	}
-	transport, err := failnext.New(failnext.Config{
-		Endpoints: endpoints,
-		Eligible:  monitor.Eligible,
-		OnEvent:   recordEvent,
-	})
+	client, err := newClient(ctx, endpoints, monitor)
 	if err != nil { // not expected once blocklag accepted the same endpoints
 		logger.Print(redact(err, endpoints))
 		return 2
 	}
-	// failnext replaces each request's URL with the chosen endpoint's, so
-	// the URL given here only has to be valid.
-	rpcClient, err := rpc.DialOptions(ctx, endpoints[0].URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
-	if err != nil {
-		logger.Print("cannot create the RPC client")
-		return 2
-	}
-	client := ethclient.NewClient(rpcClient)
 	defer client.Close()
 
 	w := &watcher{s: s, monitor: monitor, endpoints: endpoints, read: client.BlockNumber, logger: logger}
 	w.run(ctx)
 	logger.Print("stopped")
 	return 0
+}
+
+// newClient returns a go-ethereum client whose requests go through a failnext
+// transport over endpoints, skipping those that monitor finds ineligible and
+// reporting its events to recordEvent.
+func newClient(ctx context.Context, endpoints []failnext.Endpoint, monitor *blocklag.Monitor) (*ethclient.Client, error) {
+	transport, err := failnext.New(failnext.Config{
+		Endpoints: endpoints,
+		Eligible:  monitor.Eligible,
+		OnEvent:   recordEvent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// failnext replaces each request's URL with the chosen endpoint's, so
+	// the URL given here only has to be valid.
+	rpcClient, err := rpc.DialOptions(ctx, endpoints[0].URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
+	if err != nil {
+		return nil, errors.New("cannot create the RPC client")
+	}
+	return ethclient.NewClient(rpcClient), nil
 }
 
 func parseFlags(args []string, out io.Writer) (settings, error) {

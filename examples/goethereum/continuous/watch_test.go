@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/ethclient"
-	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
@@ -49,15 +47,10 @@ func TestReadErrorsStayOnOneLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible, OnEvent: recordEvent})
+			client, err := newClient(context.Background(), endpoints, monitor)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rpcClient, err := rpc.DialOptions(context.Background(), srv.URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			client := ethclient.NewClient(rpcClient)
 			defer client.Close()
 
 			var out bytes.Buffer
