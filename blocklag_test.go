@@ -441,14 +441,7 @@ func TestPublication(t *testing.T) {
 		}
 	})
 	t.Run("all fail later: the last published snapshot stays", func(t *testing.T) {
-		var down atomic.Bool
-		flaky := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-			if down.Load() {
-				w.WriteHeader(http.StatusBadGateway)
-				return
-			}
-			respond(t, w, r, 100)
-		})
+		flaky, down := newFlaky(t, 100)
 		m := mustNew(t, Config{Endpoints: named("flaky", flaky.URL, "broken", broken.URL)})
 		check(m)
 		down.Store(true)

@@ -58,6 +58,21 @@ func newProvider(t testing.TB, height uint64) *provider {
 	return p
 }
 
+// newFlaky starts a provider that reports height until down is set, and
+// then answers 503 to every probe.
+func newFlaky(t testing.TB, height uint64) (srv *httptest.Server, down *atomic.Bool) {
+	t.Helper()
+	down = &atomic.Bool{}
+	srv = newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		respond(t, w, r, height)
+	})
+	return srv, down
+}
+
 // newServer starts an httptest server that is closed when the test ends.
 func newServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	t.Helper()

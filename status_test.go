@@ -116,14 +116,7 @@ func TestStatusWithQuorum(t *testing.T) {
 
 func TestStatusUnchangedWhenCheckPublishesNothing(t *testing.T) {
 	p := newProvider(t, 100)
-	var down atomic.Bool
-	flaky := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		respond(t, w, r, 90)
-	})
+	flaky, down := newFlaky(t, 90)
 	m := mustNew(t, Config{Endpoints: named("p", p.URL, "flaky", flaky.URL), MaxLag: 3})
 	if err := check(m); err != nil {
 		t.Fatal(err)
