@@ -3,10 +3,11 @@
 //
 // A Monitor holds a fixed set of providers. Each call to Check asks every
 // provider for eth_blockNumber at once, takes the highest height (or, with
-// Quorum, the Quorum-th highest) as the reference, and publishes a snapshot in which a provider is eligible when
-// it answered correctly and is at most MaxLag blocks behind. Eligible answers
-// from the last published snapshot without I/O or locking, and has the type
-// that failnext.Config.Eligible expects:
+// Quorum, the Quorum-th highest) as the reference, and publishes a snapshot
+// in which a provider is eligible when it answered correctly and is at most
+// MaxLag blocks behind. Eligible answers from the last published snapshot
+// without I/O or locking, and has the type that failnext.Config.Eligible
+// expects:
 //
 //	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 //	...

@@ -29,6 +29,7 @@ func failOpen(eps []endpoint) *snapshot {
 	return s
 }
 
+// newSnapshot returns an empty snapshot with room for n endpoints.
 func newSnapshot(n int) *snapshot {
 	return &snapshot{
 		eligible: make(map[failnext.EndpointID]bool, n),
