@@ -23,6 +23,8 @@ func TestEligibleWhileChecksPublish(t *testing.T) {
 	const checks, readers = 50, 4
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(done) // also when a Check fails, so no reader outlives the test
 	for range readers {
 		wg.Add(1)
 		go func() {
@@ -44,8 +46,6 @@ func TestEligibleWhileChecksPublish(t *testing.T) {
 		}()
 	}
 	publishAlternating(t, m, providers, checks)
-	close(done)
-	wg.Wait()
 }
 
 // publishAlternating runs Checks in which providers[0] ("a", the first

@@ -24,14 +24,6 @@ type health struct {
 	until time.Time
 }
 
-// clock returns the cooldown's current time.
-func (t *Transport) clock() time.Time {
-	if t.now == nil {
-		return time.Now()
-	}
-	return t.now()
-}
-
 // cooling reports whether the endpoint at index i is in cooldown now. An
 // endpoint whose cooldown has ended leaves it here with a fresh streak.
 func (t *Transport) cooling(i int) bool {
@@ -40,7 +32,7 @@ func (t *Transport) cooling(i int) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.clock()
+	now := t.now()
 	h := &t.health[i]
 	return h.coolingAt(now)
 }
@@ -56,7 +48,7 @@ func (t *Transport) record(i int, failed bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.clock()
+	now := t.now()
 	h := &t.health[i]
 	if h.coolingAt(now) {
 		return

@@ -26,7 +26,8 @@ type Transport struct {
 
 	// now is the cooldown's clock. New sets it to time.Now; the package's
 	// own tests replace it before the Transport serves any request, and it
-	// is only read after that.
+	// is only read after that, and only while cooldown is enabled (never on
+	// a zero Transport, where it is nil).
 	now func() time.Time
 
 	// mu guards health.

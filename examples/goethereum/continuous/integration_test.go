@@ -132,21 +132,11 @@ func TestContinuousLoop(t *testing.T) {
 	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)
 	// The lagging node is first, so failnext would use it if blocklag let it.
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: lagging.URL}, {ID: "backup", URL: fresh.URL}}
-	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := newClient(context.Background(), endpoints, monitor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-
 	logger, out := lines(t)
+	s := settings{checkEvery: 50 * time.Millisecond, readEvery: 20 * time.Millisecond, checkTimeout: 5 * time.Second, readTimeout: 5 * time.Second}
+	w := newWatcher(t, endpoints, s, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	s := settings{checkEvery: 50 * time.Millisecond, readEvery: 20 * time.Millisecond, checkTimeout: 5 * time.Second, readTimeout: 5 * time.Second}
-	w := &watcher{s: s, monitor: monitor, endpoints: endpoints, read: client.BlockNumber, logger: logger}
 	go func() {
 		defer close(done)
 		w.run(ctx)
@@ -164,7 +154,7 @@ func TestContinuousLoop(t *testing.T) {
 
 	// The stopped node's error is a ProbeError naming it.
 	var pe *blocklag.ProbeError
-	if err := monitor.Check(context.Background()); !errors.As(err, &pe) || pe.Endpoint != "backup" {
+	if err := w.monitor.Check(context.Background()); !errors.As(err, &pe) || pe.Endpoint != "backup" {
 		t.Errorf("Check = %v, want a ProbeError for backup", err)
 	}
 	cancel()

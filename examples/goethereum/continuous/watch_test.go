@@ -16,6 +16,23 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
+// newWatcher returns the command's loop over endpoints, with MaxLag 3 as the
+// command's default, reading through a failnext client that is closed when
+// the test ends.
+func newWatcher(t *testing.T, endpoints []failnext.Endpoint, s settings, logger *log.Logger) *watcher {
+	t.Helper()
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := newClient(context.Background(), endpoints, monitor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return &watcher{s: s, monitor: monitor, endpoints: endpoints, read: client.BlockNumber, logger: logger}
+}
+
 // A provider cannot write lines of its own into the log through a read
 // error: go-ethereum quotes an HTTP error's body and an RPC error's message
 // word for word, and the read line escapes them.
@@ -42,19 +59,8 @@ func TestReadErrorsStayOnOneLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			endpoints := []failnext.Endpoint{{ID: "only", URL: srv.URL}}
-			monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints})
-			if err != nil {
-				t.Fatal(err)
-			}
-			client, err := newClient(context.Background(), endpoints, monitor)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-
 			var out bytes.Buffer
-			w := &watcher{s: settings{readTimeout: 5 * time.Second}, endpoints: endpoints, read: client.BlockNumber, logger: log.New(&out, "", 0)}
+			w := newWatcher(t, []failnext.Endpoint{{ID: "only", URL: srv.URL}}, settings{readTimeout: 5 * time.Second}, log.New(&out, "", 0))
 			w.readOnce(context.Background())
 			line := strings.TrimSuffix(out.String(), "\n")
 			if !strings.HasPrefix(line, "read: error: ") || strings.ContainsAny(line, "\n\r\x1b") {
@@ -85,12 +91,8 @@ func TestCheckLines(t *testing.T) {
 	}
 	primary, backup := node("0x4ce"), node("0x4d2") // 1230 and 1234
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: primary.URL}, {ID: "backup", URL: backup.URL}}
-	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	w := &watcher{s: settings{checkTimeout: 5 * time.Second}, monitor: monitor, endpoints: endpoints, logger: log.New(&out, "", 0)}
+	w := newWatcher(t, endpoints, settings{checkTimeout: 5 * time.Second}, log.New(&out, "", 0))
 
 	w.check(context.Background())
 	if want := "check: ref=1234 primary=1230 (lag 4, ineligible) backup=1234 (eligible)\n"; out.String() != want {
