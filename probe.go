@@ -18,10 +18,10 @@ import (
 // hostile provider from making a Check read or hold more than this.
 const maxBody = 4096
 
-// request is the body of every probe. The id never changes, so a provider
-// that answers every request with id 1, whatever the request carried, is
-// still judged on its height.
-const request = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+// blockNumberRequest is the body of every height probe. The id never
+// changes, so a provider that answers every request with id 1, whatever the
+// request carried, is still judged on its height.
+const blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
 // probe asks one provider for its height. A non-nil error describes the
 // failure without the provider's URL; Check wraps it in a *ProbeError.
@@ -32,7 +32,7 @@ func (m *Monitor) probe(ctx context.Context, rawURL string) (uint64, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, m.probeTimeout, errProbeTimeout)
 		defer cancel()
 	}
-	height, err := fetch(ctx, m.client, rawURL)
+	height, err := fetch(ctx, m.client, rawURL, blockNumberRequest)
 	if err != nil && context.Cause(ctx) == errProbeTimeout {
 		return 0, fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
 	}
@@ -43,9 +43,10 @@ func (m *Monitor) probe(ctx context.Context, rawURL string) (uint64, error) {
 // deadline apart from the end of the Check's context, whose cause differs.
 var errProbeTimeout = errors.New("probe timeout")
 
-// fetch sends the request and judges the answer. It reads at most
-// maxBody+1 bytes and always closes the response body.
-func fetch(ctx context.Context, client *http.Client, rawURL string) (uint64, error) {
+// fetch posts one JSON-RPC request and judges the answer, whose result
+// must be a quantity. It reads at most maxBody+1 bytes and always closes the
+// response body.
+func fetch(ctx context.Context, client *http.Client, rawURL, request string) (uint64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, strings.NewReader(request))
 	if err != nil {
 		return 0, errors.New("cannot build request") // New validated the URL; the cause would quote it
