@@ -44,12 +44,19 @@ type Monitor struct {
 	maxLag       uint64
 	quorum       int
 	probeTimeout time.Duration
+	chainID      uint64
 	client       *http.Client
 
 	// turn holds one token while a Check runs. It is a channel rather than a
 	// sync.Mutex so that a Check waiting for its turn can give up when its
 	// context ends.
 	turn chan struct{}
+
+	// confirmed[i] is set once endpoint i has answered eth_chainId with
+	// chainID. Only the Check holding turn reads and writes it: its probes
+	// read it before they start, and it records what they found after they
+	// have all finished.
+	confirmed []bool
 
 	// current is the snapshot in force. New stores the fail-open one; after
 	// that only the Check holding turn stores. Eligible and Status load it at
@@ -76,13 +83,15 @@ func New(cfg Config) (*Monitor, error) {
 		maxLag:       cfg.MaxLag,
 		quorum:       cfg.Quorum,
 		probeTimeout: cfg.ProbeTimeout,
+		chainID:      cfg.ChainID,
 		client: &http.Client{
 			Transport: base,
 			// A provider that redirects fails its probe: return the
 			// 3xx answer itself instead of following it.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		turn: make(chan struct{}, 1),
+		turn:      make(chan struct{}, 1),
+		confirmed: make([]bool, len(eps)),
 	}
 	m.current.Store(failOpen(eps))
 	return m, nil
@@ -94,8 +103,10 @@ func New(cfg Config) (*Monitor, error) {
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
-	// Err says why: a transport error, a timeout, an unexpected status, or
-	// an answer that is not a valid eth_blockNumber result.
+	// Err says why: a transport error, a timeout, an unexpected status, an
+	// answer that is not a valid eth_blockNumber result, or, with
+	// Config.ChainID set, a chain ID request that failed or named another
+	// chain.
 	Err error
 }
 
@@ -137,6 +148,11 @@ func (m *Monitor) Check(ctx context.Context) error {
 
 	outcomes := m.probeAll(ctx)
 	checked := time.Now()
+	for i, o := range outcomes {
+		if o.confirmed {
+			m.confirmed[i] = true
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, previous snapshot kept: %w", err)
 	}
@@ -158,14 +174,15 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	outcomes := make([]outcome, len(m.endpoints))
 	var wg sync.WaitGroup
 	for i, ep := range m.endpoints {
+		askChain := m.chainID != 0 && !m.confirmed[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			height, err := m.probe(ctx, ep.url)
-			if err != nil {
-				outcomes[i].err = &ProbeError{Endpoint: ep.id, Err: err}
+			o := m.probe(ctx, ep, askChain)
+			if o.err != nil {
+				o.err = &ProbeError{Endpoint: ep.id, Err: o.err}
 			}
-			outcomes[i].height = height
+			outcomes[i] = o
 		}()
 	}
 	wg.Wait()

@@ -42,6 +42,18 @@ type Config struct {
 	// height. Zero or one means the highest height; negative values are
 	// rejected by New.
 	Quorum int
+
+	// ChainID, when non-zero, is the chain every provider must serve (1 for
+	// Ethereum mainnet). Until a provider has answered eth_chainId with this
+	// value, each Check sends it that question alongside its height probe,
+	// under the same ProbeTimeout and answer rules; a provider that names
+	// another chain, or whose answer fails, fails its probe for that Check
+	// and its height is ignored, so it is never eligible and never sets the
+	// reference. The cost is one extra request per provider until it
+	// confirms. A confirmed provider is not asked again for the Monitor's
+	// lifetime, so one that is re-pointed to another chain later goes
+	// unnoticed. Zero means no chain check: eth_chainId is never sent.
+	ChainID uint64
 }
 
 // endpoint is a validated provider: its ID and its URL exactly as

@@ -23,20 +23,40 @@ const maxBody = 4096
 // request carried, is still judged on its height.
 const blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
-// probe asks one provider for its height. A non-nil error describes the
-// failure without the provider's URL; Check wraps it in a *ProbeError.
-// A positive ProbeTimeout bounds this probe alone.
-func (m *Monitor) probe(ctx context.Context, rawURL string) (uint64, error) {
+// probe asks one provider for its height and, when askChain is set, for
+// its chain ID at the same time, both under one ProbeTimeout. A chain ID
+// failure or mismatch fails the probe whatever the height answer was, since
+// a height from another chain means nothing here. Errors describe the
+// failure without the provider's URL; Check wraps them in a *ProbeError.
+func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, m.probeTimeout, errProbeTimeout)
 		defer cancel()
 	}
-	height, err := fetch(ctx, m.client, rawURL, blockNumberRequest)
-	if err != nil && context.Cause(ctx) == errProbeTimeout {
-		return 0, fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
+	chain := make(chan error, 1)
+	if askChain {
+		go func() { chain <- m.confirmChain(ctx, ep) }()
 	}
-	return height, err
+	var o outcome
+	o.height, o.err = fetch(ctx, m.client, ep.url, blockNumberRequest)
+	o.err = m.explainTimeout(ctx, o.err)
+	if askChain {
+		if err := <-chain; err != nil {
+			return outcome{err: err}
+		}
+		o.confirmed = true
+	}
+	return o
+}
+
+// explainTimeout replaces the error of a request cut short by the probe's
+// own deadline with one that says so.
+func (m *Monitor) explainTimeout(ctx context.Context, err error) error {
+	if err != nil && context.Cause(ctx) == errProbeTimeout {
+		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
+	}
+	return err
 }
 
 // errProbeTimeout is the cause of a probe's own deadline. It tells that
