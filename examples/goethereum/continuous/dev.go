@@ -20,6 +20,7 @@ const (
 // configured first, so failnext would use it if blocklag let it.
 type demo struct {
 	endpoints  []failnext.Endpoint
+	chainID    uint64 // the chain both nodes serve
 	slow, fast *devnet.Node
 	failTimer  *time.Timer
 }
@@ -38,9 +39,11 @@ func startDemo(s settings, logger *log.Logger) (*demo, error) {
 	}
 	logger.Printf("dev: primary is a go-ethereum dev node sealing a block every %v at %s", slowPeriod, slow.URL)
 	logger.Printf("dev: backup is a go-ethereum dev node sealing a block every %v at %s", fastPeriod, fast.URL)
+	logger.Printf("dev: both serve chain ID %d, which each must confirm unless -chain-id says otherwise", slow.ChainID)
 	logger.Printf("dev: the backup will be stopped after %v", s.devFailAfter)
 	d := &demo{
 		endpoints: []failnext.Endpoint{{ID: "primary", URL: slow.URL}, {ID: "backup", URL: fast.URL}},
+		chainID:   slow.ChainID,
 		slow:      slow,
 		fast:      fast,
 	}

@@ -31,6 +31,7 @@ func TestDevDemo(t *testing.T) {
 
 	story := []*regexp.Regexp{
 		regexp.MustCompile(`dev: ignoring ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL`),
+		regexp.MustCompile(`dev: both serve chain ID 1337,`),
 		regexp.MustCompile(`check: ref=\d+ primary=\d+ \(lag \d+, ineligible\) backup=\d+ \(eligible\)$`),
 		regexp.MustCompile(`read: block \d+ from backup$`),
 		regexp.MustCompile(`dev: stopping the backup node`),

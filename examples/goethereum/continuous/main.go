@@ -47,6 +47,8 @@ type settings struct {
 	maxLag                    uint64
 	probeTimeout              time.Duration
 	quorum                    int
+	chainID                   uint64
+	chainIDSet                bool // -chain-id was given, so -dev keeps it
 
 	dev                       bool
 	devFailAfter, devDuration time.Duration
@@ -73,6 +75,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		}
 		defer demo.stop()
 		endpoints = demo.endpoints
+		if !s.chainIDSet {
+			s.chainID = demo.chainID
+		}
 		if s.devDuration > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, s.devDuration)
@@ -88,6 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		MaxLag:       s.maxLag,
 		ProbeTimeout: s.probeTimeout,
 		Quorum:       s.quorum,
+		ChainID:      s.chainID,
 	})
 	if err != nil { // blocklag's errors name the endpoint, never its URL
 		logger.Print(err)
@@ -138,15 +144,17 @@ func parseFlags(args []string, out io.Writer) (settings, error) {
 	fs.Uint64Var(&s.maxLag, "max-lag", 3, "blocks a provider may be behind and still be used")
 	fs.DurationVar(&s.probeTimeout, "probe-timeout", 0, "limit for each provider's probe (0: the check's limit)")
 	fs.IntVar(&s.quorum, "quorum", 0, "take the reference height as the quorum-th highest (0: the highest)")
+	fs.Uint64Var(&s.chainID, "chain-id", 0, "chain ID every provider must confirm, 1 for mainnet (0: no chain check; -dev: the dev chain's)")
 	fs.BoolVar(&s.dev, "dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
 	fs.DurationVar(&s.devFailAfter, "dev-fail-after", 20*time.Second, "with -dev: when to stop the fast node")
 	fs.DurationVar(&s.devDuration, "dev-duration", 0, "with -dev: end the demo after this long (0: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
 		return s, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	s.chainIDSet = set["chain-id"]
 	if s.dev {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["check-every"] {
 			s.checkEvery = 3 * time.Second
 		}

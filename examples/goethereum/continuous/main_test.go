@@ -61,6 +61,32 @@ func TestRunStopsCleanly(t *testing.T) {
 	}
 }
 
+// -chain-id makes each provider confirm its chain: a dev node, whose chain
+// ID is 1337 (0x539), fails the check for mainnet and passes its own.
+func TestRunChainIDFlag(t *testing.T) {
+	n := startDevNode(t, 2)
+	env := map[string]string{"ETH_RPC_PRIMARY_URL": n.URL, "ETH_RPC_BACKUP_URL": n.URL + "/"}
+	tests := []struct {
+		chainID, want string
+	}{
+		{"1", `endpoint "primary": chain ID 0x539, want 0x1`},
+		{"1337", "check: ref=2 primary=2 (eligible) backup=2 (eligible)"},
+	}
+	for _, tt := range tests {
+		t.Run("with -chain-id "+tt.chainID, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout) // a guard: the wanted line cancels
+			defer cancel()
+			out := &cancelOn{stopAt: tt.want, stop: cancel}
+			if code := run(ctx, []string{"-chain-id", tt.chainID}, func(k string) string { return env[k] }, out); code != 0 {
+				t.Errorf("exit status %d, want 0; output:\n%s", code, out.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out.String())
+			}
+		})
+	}
+}
+
 // cancelOn collects run's output and calls stop once a write contains stopAt.
 // run logs from its own goroutine only, so no lock is needed.
 type cancelOn struct {

@@ -28,6 +28,10 @@ type Node struct {
 	// URL is the node's HTTP JSON-RPC address, http://127.0.0.1:PORT.
 	URL string
 
+	// ChainID is the chain ID the node answers to eth_chainId: go-ethereum's
+	// developer chain ID, the same for every dev node.
+	ChainID uint64
+
 	beacon *catalyst.SimulatedBeacon // set by Start, read-only afterwards
 
 	mu    sync.Mutex
@@ -70,7 +74,7 @@ func Start(period time.Duration) (*Node, error) {
 		stack.Close()
 		return nil, fmt.Errorf("devnet: starting the node: %w", err)
 	}
-	return &Node{URL: stack.HTTPEndpoint(), beacon: beacon, stack: stack}, nil
+	return &Node{URL: stack.HTTPEndpoint(), ChainID: ethCfg.Genesis.Config.ChainID.Uint64(), beacon: beacon, stack: stack}, nil
 }
 
 // Commit seals the given number of blocks at once, one after another.
