@@ -1,13 +1,15 @@
 // Package blocklag tells which Ethereum JSON-RPC providers are lagging, so
 // that a failnext transport can skip them.
 //
-// A Monitor holds a fixed set of providers. Each call to Check asks every
-// provider for eth_blockNumber at once, takes the highest height (or, with
-// Quorum, the Quorum-th highest) as the reference, and publishes a snapshot
-// in which a provider is eligible when it answered correctly and is at most
-// MaxLag blocks behind. Eligible answers from the last published snapshot
-// without I/O or locking, and has the type that failnext.Config.Eligible
-// expects:
+// A [Monitor] holds a fixed set of providers. Each call to [Monitor.Check]
+// asks every provider for eth_blockNumber at once, takes a reference height
+// from the answers, and publishes a snapshot in which a provider is eligible
+// when it answered correctly and is at most [Config.MaxLag] blocks behind the
+// reference. The reference is the highest height or, with [Config.Quorum]
+// above one, the Quorum-th highest, so that one provider reporting an absurd
+// height cannot make every other one look behind. [Monitor.Eligible]
+// answers from the last published snapshot without I/O or locking, and has
+// the type of the Eligible field of [failnext.Config]:
 //
 //	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 //	...
@@ -16,9 +18,9 @@
 //		Eligible:  monitor.Eligible,
 //	})
 //
-// Status shows what the snapshot in force rests on: when it was checked,
-// the reference height, and each provider's height, lag, verdict and probe
-// error.
+// [Monitor.Status] shows what the snapshot in force rests on: when it was
+// checked, the reference height, and each provider's height, lag, verdict
+// and probe error. A probe that fails is reported as a [*ProbeError].
 //
 // blocklag runs nothing in the background: the caller decides when to Check,
 // and a snapshot stays in force until a later Check publishes another.
@@ -65,10 +67,18 @@ type Monitor struct {
 }
 
 // New validates cfg and returns a Monitor in which every configured endpoint
-// is eligible until the first Check publishes. It returns an error naming the
-// offending endpoint by index and ID, never quoting its URL, when there are
-// no endpoints, an ID is empty or repeated, or a URL is not an absolute http
-// or https URL with a host and without a fragment.
+// is eligible until the first [Monitor.Check] publishes. It returns a nil
+// Monitor and an error when:
+//
+//   - cfg.Endpoints is empty;
+//   - cfg.ProbeTimeout is negative;
+//   - cfg.Quorum is negative;
+//   - an endpoint's ID is empty, or repeats an earlier endpoint's ID;
+//   - an endpoint's URL does not parse, is not absolute, has a scheme other
+//     than http or https, has no host, or contains a fragment ('#').
+//
+// An error about an endpoint names it by index and ID and never quotes its
+// URL, which may hold an API key.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
@@ -98,8 +108,11 @@ func New(cfg Config) (*Monitor, error) {
 }
 
 // ProbeError reports why one provider's probe failed. Every per-provider
-// failure that Check returns is a *ProbeError; its message names the
-// endpoint's ID and never contains the endpoint's URL.
+// failure that [Monitor.Check] returns is a *ProbeError, joined with the
+// others by [errors.Join]; use [errors.As] on each joined error to tell
+// which provider failed. Its message names the endpoint's ID, never contains
+// the endpoint's URL, and shows text from the provider only quoted and
+// clipped, without control characters.
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
@@ -119,16 +132,27 @@ func (e *ProbeError) Unwrap() error { return e.Err }
 
 var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
-// Check probes every provider concurrently and, when at least one answered,
-// publishes a new snapshot. It returns nil when every probe succeeded, and
-// otherwise the failed probes' *ProbeError values joined with errors.Join,
-// whether or not it published.
+// Check probes every provider once, concurrently, and returns only after
+// every probe it started has finished. Its outcome is exactly one of these,
+// the first that applies:
 //
-// The previous snapshot stays in force when every probe failed, and when ctx
-// is done by the time the probes have finished; in the latter case the error
-// satisfies errors.Is(err, ctx.Err()). Checks run one at a time: a Check that
-// waits for another returns ctx's error as soon as ctx is done, without
-// probing. Check returns only after every probe it started has finished.
+//   - ctx is done when the probes have finished: nothing is published, even
+//     if every probe succeeded, and the error satisfies
+//     errors.Is(err, ctx.Err()).
+//   - Every probe failed: nothing is published, and Check returns the
+//     failed probes' [*ProbeError] values joined with [errors.Join].
+//   - Some probes failed: Check publishes a new snapshot, in which the failed
+//     providers are ineligible, and returns their *ProbeError values joined.
+//   - Every probe succeeded: Check publishes a new snapshot and returns nil.
+//
+// When nothing is published, the snapshot in force stays, the fail-open one
+// included. A new snapshot replaces the old one at once: [Monitor.Eligible]
+// and [Monitor.Status] see one or the other, never a mix.
+//
+// Checks run one at a time. A Check that waits for another returns ctx's
+// error as soon as ctx is done, without probing; so does a Check whose ctx is
+// already done. On a nil Monitor, a Monitor not made by [New], or a nil ctx,
+// Check returns an error and does nothing.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.turn == nil {
 		return errNotNew
@@ -191,9 +215,11 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 
 // Eligible reports whether the provider with this ID may serve requests,
 // according to the snapshot in force: every configured ID until the first
-// Check publishes, then that Check's verdict. An ID that is not configured is
-// never eligible. Eligible does no I/O, takes no lock and allocates nothing,
-// so it can sit on every request's path as failnext.Config.Eligible.
+// [Monitor.Check] publishes, then the verdict of the last Check that
+// published. An ID that is not configured is never eligible, and a nil or
+// zero Monitor finds none eligible. Eligible does no I/O, takes no lock and
+// allocates nothing, so it can sit on every request's path as the Eligible
+// field of [failnext.Config].
 func (m *Monitor) Eligible(id failnext.EndpointID) bool {
 	if m == nil {
 		return false

@@ -2,14 +2,11 @@ package blocklag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,89 +15,6 @@ import (
 
 	"github.com/yermakovsa/failnext"
 )
-
-func TestNewRejectsBadConfig(t *testing.T) {
-	const secret = "s3cr3t"
-	tests := []struct {
-		name string
-		cfg  Config
-		want string // part of the error
-	}{
-		{"no endpoints", Config{}, "no endpoints"},
-		{"an empty ID", Config{Endpoints: named("a", "http://x", "", "http://y")}, "endpoint 1: empty ID"},
-		{"a repeated ID", Config{Endpoints: named("a", "http://x", "a", "http://y")}, `endpoint 1 ("a")`},
-		{"a URL that does not parse", Config{Endpoints: named("a", "http://%zz/"+secret)}, `endpoint 0 ("a"): URL does not parse`},
-		{"a relative URL", Config{Endpoints: named("a", "/v3/"+secret)}, "not absolute"},
-		{"a scheme other than http", Config{Endpoints: named("a", "ws://x/"+secret)}, "scheme"},
-		{"a URL without host", Config{Endpoints: named("a", "http:///"+secret)}, "no host"},
-		{"a fragment", Config{Endpoints: named("a", "http://x/?k="+secret+"#frag")}, "fragment"},
-		{"an empty fragment", Config{Endpoints: named("a", "http://x/"+secret+"#")}, "fragment"},
-		{"userinfo in a bad URL", Config{Endpoints: named("a", "ftp://user:"+secret+"@x/")}, "scheme"},
-		{"a negative ProbeTimeout", Config{Endpoints: named("a", "http://x"), ProbeTimeout: -1}, "ProbeTimeout"},
-		{"a negative Quorum", Config{Endpoints: named("a", "http://x"), Quorum: -1}, "Quorum"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := New(tt.cfg)
-			if err == nil || m != nil {
-				t.Fatalf("New = %v, %v; want nil and an error", m, err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not say %q", err, tt.want)
-			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("error %q leaks the URL", err)
-			}
-		})
-	}
-}
-
-func TestNewCopiesEndpoints(t *testing.T) {
-	p := newProvider(t, 10)
-	eps := named("a", p.URL)
-	m := mustNew(t, Config{Endpoints: eps})
-	eps[0] = failnext.Endpoint{ID: "z", URL: "http://127.0.0.1:1"}
-	if err := check(m); err != nil {
-		t.Fatalf("Check: %v", err)
-	}
-	if !m.Eligible("a") || m.Eligible("z") || p.hits.Load() != 1 {
-		t.Errorf("changing the caller's slice changed the Monitor")
-	}
-}
-
-// closeCounter is a Base that counts probes and calls to CloseIdleConnections.
-type closeCounter struct {
-	probes, closes atomic.Int32
-}
-
-func (c *closeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.probes.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
-
-func TestBase(t *testing.T) {
-	p := newProvider(t, 10)
-	t.Run("a nil Base probes through http.DefaultTransport", func(t *testing.T) {
-		m := mustNew(t, Config{Endpoints: named("a", p.URL)})
-		if err := check(m); err != nil || !m.Eligible("a") {
-			t.Fatalf("Check = %v, eligible %v", err, m.Eligible("a"))
-		}
-	})
-	t.Run("a custom Base carries every probe and is never closed", func(t *testing.T) {
-		base := &closeCounter{}
-		m := mustNew(t, Config{Endpoints: named("a", p.URL, "b", p.URL), Base: base})
-		for range 3 {
-			if err := check(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if base.probes.Load() != 6 || base.closes.Load() != 0 {
-			t.Errorf("Base saw %d probes and %d closes, want 6 and 0", base.probes.Load(), base.closes.Load())
-		}
-	})
-}
 
 func TestFailOpenUntilFirstPublish(t *testing.T) {
 	m := mustNew(t, Config{Endpoints: named("a", "http://127.0.0.1:1", "b", "http://127.0.0.1:1")})
@@ -130,197 +44,6 @@ func TestMonitorNotMadeByNew(t *testing.T) {
 	}
 }
 
-func TestProbeRequest(t *testing.T) {
-	const want = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
-	var mu sync.Mutex
-	var bodies []string
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method != http.MethodPost:
-			t.Errorf("method %s, want POST", r.Method)
-		case r.URL.RequestURI() != "/v3/key?apikey=k&x=1":
-			t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
-		case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
-			t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-		}
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(body))
-		mu.Unlock()
-		io.WriteString(w, answer(json.RawMessage("1"), 1))
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k&x=1", "b", srv.URL+"/v3/key?apikey=k&x=1")})
-	for range 3 {
-		if err := check(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bodies) != 6 {
-		t.Fatalf("%d probes over three Checks of two endpoints, want 6", len(bodies))
-	}
-	for i, body := range bodies {
-		if body != want {
-			t.Errorf("probe %d sent %s, want exactly %s", i, body, want)
-		}
-	}
-}
-
-// A provider that answers every request with id 1, whatever the request
-// carried, is judged on its height; any other id fails the probe.
-func TestAnswerIDMustBeTheNumberOne(t *testing.T) {
-	tests := []struct {
-		name string
-		id   string // the id member's JSON text; "" leaves it out
-		want string // "" means accepted, else part of the error
-	}{
-		{"the number 1", "1", ""},
-		{"the string \"1\"", `"1"`, `answer id is "\"1\""`},
-		{"the number 2", "2", `answer id is "2"`},
-		{"the number 1.0", "1.0", `answer id is "1.0"`},
-		{"the number 1e0", "1e0", `answer id is "1e0"`},
-		{"null", "null", `answer id is "null"`},
-		{"no id", "", "answer id is missing"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			id := ""
-			if tt.id != "" {
-				id = `"id":` + tt.id + `,`
-			}
-			// This provider ignores the request, as the documentation's
-			// example does, and always reports height 100.
-			fixed := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				io.WriteString(w, `{"jsonrpc":"2.0",`+id+`"result":"0x64"}`)
-			})
-			ahead := newProvider(t, 101)
-			m := mustNew(t, Config{Endpoints: named("fixed", fixed.URL, "ahead", ahead.URL), MaxLag: 1})
-			err := check(m)
-			if tt.want == "" {
-				if err != nil || !m.Eligible("fixed") {
-					t.Fatalf("Check = %v, eligible %v; want height 100 read and judged within MaxLag", err, m.Eligible("fixed"))
-				}
-				ahead.height.Store(102)
-				if err := check(m); err != nil || m.Eligible("fixed") {
-					t.Fatalf("Check = %v, eligible %v; want height 100 judged two blocks behind", err, m.Eligible("fixed"))
-				}
-				return
-			}
-			pe := probeErrors(t, err)["fixed"]
-			if pe == nil || !strings.Contains(pe.Error(), tt.want) {
-				t.Fatalf("Check = %v, want a ProbeError saying %q", err, tt.want)
-			}
-			if m.Eligible("fixed") {
-				t.Error("a provider with the wrong id is eligible")
-			}
-		})
-	}
-}
-
-// The response rules, each through a real Check.
-func TestProbeJudgesAnswers(t *testing.T) {
-	tests := []struct {
-		name   string
-		status int
-		body   string // %s is replaced by the request's id
-		want   string // "" means accepted, else part of the error
-	}{
-		{"a canonical answer", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x64"}`, ""},
-		{"zero", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x0"}`, ""},
-		{"white space around the object", 200, " \n{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"0x1\"}\n\t ", ""},
-		{"a null error member", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1","error":null}`, ""},
-		{"status 500", 500, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, "status 500"},
-		{"an array", 200, `[{"jsonrpc":"2.0","id":%s,"result":"0x1"}]`, "not a JSON object"},
-		{"null", 200, `null`, "not a JSON object"},
-		{"a string", 200, `"0x1"`, "not a JSON object"},
-		{"trailing bytes", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}x`, "after the JSON object"},
-		{"jsonrpc 1.0", 200, `{"jsonrpc":"1.0","id":%s,"result":"0x1"}`, "jsonrpc"},
-		{"a string id", 200, `{"jsonrpc":"2.0","id":"%s","result":"0x1"}`, "answer id"},
-		{"an RPC error", 200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}`, `-32601: "no such method"`},
-		{"an uppercase digit", 200, `{"jsonrpc":"2.0","id":%s,"result":"0xA"}`, "canonical"},
-		{"a leading zero", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x01"}`, "canonical"},
-		{"17 digits", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x10000000000000000"}`, "canonical"},
-		{"a number result", 200, `{"jsonrpc":"2.0","id":%s,"result":1}`, "not a string"},
-		{"too large", 200, `{"jsonrpc":"2.0","id":%s,"result":"0x1","pad":"` + strings.Repeat("x", maxBody) + `"}`, "larger than 4096"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				req := readRequest(t, r)
-				w.WriteHeader(tt.status)
-				io.WriteString(w, strings.ReplaceAll(tt.body, "%s", string(req.ID)))
-			})
-			m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-			err := check(m)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Check = %v, want the answer accepted", err)
-				}
-				return
-			}
-			pe := probeErrors(t, err)["a"]
-			if pe == nil || !strings.Contains(pe.Error(), tt.want) {
-				t.Fatalf("Check = %v, want a ProbeError saying %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// trackingBody records whether the probe closed it.
-type trackingBody struct {
-	io.Reader
-	closed atomic.Bool
-}
-
-func (b *trackingBody) Close() error { b.closed.Store(true); return nil }
-
-func TestNoRedirectNoRetryBodiesClosed(t *testing.T) {
-	target := newProvider(t, 10)
-	t.Run("a redirect fails the probe and is not followed", func(t *testing.T) {
-		for _, code := range []int{301, 302, 307, 308} {
-			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, target.URL, code)
-			})
-			m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-			if pe := probeErrors(t, check(m))["a"]; pe == nil || !strings.Contains(pe.Error(), strconv.Itoa(code)) {
-				t.Errorf("%d: error %v does not name the status", code, pe)
-			}
-		}
-		if target.hits.Load() != 0 {
-			t.Errorf("the redirect target got %d probes", target.hits.Load())
-		}
-	})
-	t.Run("a failure is not retried", func(t *testing.T) {
-		var hits atomic.Int32
-		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-			hits.Add(1)
-			w.WriteHeader(http.StatusServiceUnavailable)
-		})
-		m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-		check(m)
-		if hits.Load() != 1 {
-			t.Errorf("provider got %d requests, want 1", hits.Load())
-		}
-	})
-	t.Run("every response body is closed", func(t *testing.T) {
-		for _, tt := range []struct {
-			status int
-			body   string
-		}{{200, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`}, {500, "oops"}, {200, "garbage"}, {200, strings.Repeat("x", 1<<20)}} {
-			body := &trackingBody{Reader: strings.NewReader(tt.body)}
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				return &http.Response{StatusCode: tt.status, Body: body, Header: http.Header{}, Request: r}, nil
-			})
-			m := mustNew(t, Config{Endpoints: named("a", "http://node.example"), Base: base})
-			check(m)
-			if !body.closed.Load() {
-				t.Errorf("status %d, body %.10q: the body was not closed", tt.status, tt.body)
-			}
-		}
-	})
-}
-
 // Probes run concurrently, and Check waits for every one of them.
 func TestCheckWaitsForEveryProbe(t *testing.T) {
 	var finished atomic.Int32
@@ -347,62 +70,6 @@ func TestCheckWaitsForEveryProbe(t *testing.T) {
 	}
 	if finished.Load() != 3 {
 		t.Errorf("Check returned with %d of 3 probes still running", 3-finished.Load())
-	}
-}
-
-func TestProbeErrorNamesEndpointAndReason(t *testing.T) {
-	const secret = "k3y"
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
-	m := mustNew(t, Config{Endpoints: named(
-		"limited", strings.Replace(srv.URL, "http://", "http://u:"+secret+"@", 1)+"/v3/"+secret+"?apikey="+secret,
-		"refused", "http://u:"+secret+"@127.0.0.1:1/v3/"+secret+"?apikey="+secret,
-	)})
-	errs := probeErrors(t, check(m))
-	for id, reason := range map[failnext.EndpointID]string{"limited": "status 429", "refused": "connection refused"} {
-		pe := errs[id]
-		if pe == nil || !strings.Contains(pe.Error(), `"`+string(id)+`"`) || !strings.Contains(pe.Error(), reason) {
-			t.Errorf("%s: error %v does not name the endpoint and %q", id, pe, reason)
-			continue
-		}
-		if strings.Contains(pe.Error(), secret) {
-			t.Errorf("%s: error %q leaks the URL", id, pe)
-		}
-	}
-}
-
-func TestEligibilityFormula(t *testing.T) {
-	tests := []struct {
-		name    string
-		heights []int64 // -1 is a failing provider
-		maxLag  uint64
-		want    []bool
-	}{
-		{"the lag equals MaxLag: eligible", []int64{110, 107}, 3, []bool{true, true}},
-		{"one block more: ineligible", []int64{110, 106}, 3, []bool{true, false}},
-		{"MaxLag 0 keeps only the reference", []int64{110, 109, 110}, 0, []bool{true, false, true}},
-		{"a failed provider is ineligible", []int64{110, -1, 108}, 5, []bool{true, false, true}},
-		{"the reference is the highest success", []int64{5, 20, 17, -1}, 3, []bool{false, true, true, false}},
-		{"height zero counts", []int64{0, 2}, 1, []bool{false, true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var pairs []string
-			var ids []failnext.EndpointID
-			for i, h := range tt.heights {
-				url := "http://127.0.0.1:1"
-				if h >= 0 {
-					url = newProvider(t, uint64(h)).URL
-				}
-				id := fmt.Sprint("p", i)
-				pairs = append(pairs, id, url)
-				ids = append(ids, failnext.EndpointID(id))
-			}
-			m := mustNew(t, Config{Endpoints: named(pairs...), MaxLag: tt.maxLag})
-			check(m)
-			if got := verdicts(m, ids...); !slices.Equal(got, tt.want) {
-				t.Errorf("eligible = %v, want %v", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -476,7 +143,7 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 	var probes atomic.Int32
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		probes.Add(1)
-		id := readRequest(t, r).ID
+		readRequest(t, r)
 		height := uint64(100)
 		if r.URL.Host == "slow.example" {
 			<-goodDone
@@ -485,8 +152,7 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 		} else {
 			defer close(goodDone)
 		}
-		body := io.NopCloser(strings.NewReader(answer(id, height)))
-		return &http.Response{StatusCode: 200, Body: body, Header: http.Header{}, Request: r}, nil
+		return answerResponse(r, height), nil
 	})
 	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
 	err := m.Check(ctx)
@@ -505,76 +171,107 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 	})
 }
 
-func TestChecksAreSerialized(t *testing.T) {
-	var inFlight, most atomic.Int32
-	release := make(chan struct{})
-	entered := make(chan struct{}, 8)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for old := most.Load(); n > old && !most.CompareAndSwap(old, n); old = most.Load() {
-		}
-		entered <- struct{}{}
-		<-release
-		respond(t, w, r, 1)
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(unblock) // registered after the server's Close, so it runs first
+// gate is a Base that holds every probe until it is opened (or the probe's
+// context ends), reports each arrival on arrived, and records the most
+// probes it held at once.
+type gate struct {
+	arrived        chan struct{}
+	opened         chan struct{}
+	open           func()
+	inFlight, most atomic.Int32
+}
 
-	first := make(chan error)
-	go func() { first <- check(m) }()
-	<-entered // the first Check is probing and holds the turn
+func newGate(t *testing.T) *gate {
+	g := &gate{arrived: make(chan struct{}, 16), opened: make(chan struct{})}
+	g.open = sync.OnceFunc(func() { close(g.opened) })
+	t.Cleanup(g.open) // so that no probe outlives a failed test
+	return g
+}
 
-	second := make(chan error)
-	go func() { second <- check(m) }()
-	if !waitForParkedChecks(1) {
-		t.Fatal("a second Check did not wait for the first")
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	n := g.inFlight.Add(1)
+	defer g.inFlight.Add(-1)
+	for most := g.most.Load(); n > most && !g.most.CompareAndSwap(most, n); most = g.most.Load() {
 	}
+	g.arrived <- struct{}{}
+	select {
+	case <-g.opened:
+		return answerResponse(r, 1), nil
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+}
+
+// waitingContext closes asked the first time its Done channel is asked for.
+// A Check can only give up waiting for its turn by watching Done, so once
+// asked is closed, a Check given this context is waiting or about to.
+type waitingContext struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func newWaitingContext(parent context.Context) *waitingContext {
+	return &waitingContext{Context: parent, asked: make(chan struct{})}
+}
+
+func (c *waitingContext) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Done()
+}
+
+// startWaiting starts a Check with ctx while another Check holds g, and
+// returns once it waits for its turn; it fails t if the Check probes
+// instead.
+func startWaiting(t *testing.T, m *Monitor, g *gate, ctx *waitingContext) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- m.Check(ctx) }()
+	select {
+	case <-ctx.asked:
+	case <-g.arrived:
+		t.Fatal("a Check probed while another was probing")
+	case <-time.After(10 * time.Second): // a guard against hanging, not a synchronisation
+		t.Fatal("a Check neither watched its context nor probed")
+	}
+	return done
+}
+
+func TestChecksAreSerialized(t *testing.T) {
+	g := newGate(t)
+	m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: g})
+
+	first := make(chan error, 1)
+	go func() { first <- check(m) }()
+	<-g.arrived // the first Check is probing, and holds the turn until g opens
+
+	second := startWaiting(t, m, g, newWaitingContext(context.Background()))
 
 	t.Run("a waiting Check gives up with its context, without probing", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		waiting := make(chan error)
-		go func() { waiting <- m.Check(ctx) }()
-		if !waitForParkedChecks(2) {
-			t.Fatal("a third Check did not wait for the first")
-		}
+		defer cancel()
+		waiting := startWaiting(t, m, g, newWaitingContext(ctx))
 		cancel()
 		if err := <-waiting; !errors.Is(err, context.Canceled) {
 			t.Errorf("waiting Check = %v, want context.Canceled", err)
 		}
+		// Check returns only after its probes end, so a probe it had
+		// started would have arrived by now.
+		if len(g.arrived) != 0 {
+			t.Error("the cancelled Check probed")
+		}
 	})
 
-	unblock()
+	g.open()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
 	if err := <-second; err != nil {
 		t.Fatal(err)
 	}
-	if most.Load() != 1 || len(entered) != 1 {
-		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1 (the second Check's)", most.Load(), len(entered))
+	if n := len(g.arrived); g.most.Load() != 1 || n != 1 {
+		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1 (the second Check's)", g.most.Load(), n)
 	}
-}
-
-// waitForParkedChecks reports whether, within a few seconds, n goroutines
-// are blocked in Check waiting for their turn. Reading goroutine states is
-// the only way to see that a Check is waiting rather than still on its way.
-func waitForParkedChecks(n int) bool {
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
-		parked := 0
-		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, " [select") && strings.Contains(g, "blocklag.(*Monitor).Check(") {
-				parked++
-			}
-		}
-		if parked >= n {
-			return true
-		}
-	}
-	return false
 }
 
 // Eligible and Status answer from the snapshot in force while a Check is
@@ -609,39 +306,30 @@ func TestEligibleAndStatusDuringCheck(t *testing.T) {
 	}
 }
 
-// No goroutine, timer or TTL outlives New or Check.
+// No goroutine, timer or TTL outlives New or Check. The probes go through
+// a Base that answers in memory, so that no connection goroutine, which
+// ends on its own schedule, is counted.
 func TestNoBackgroundWork(t *testing.T) {
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) { return answerResponse(r, 1), nil })
 	before := runtime.NumGoroutine()
-	p := newProvider(t, 1)
-	base := &http.Transport{}
-	m := mustNew(t, Config{Endpoints: named("a", p.URL, "b", p.URL), Base: base})
-	for range 3 {
+	m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example"), Base: base})
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after New, %d before", n, before)
+	}
+	const checks = 20
+	for range checks {
 		if err := check(m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	base.CloseIdleConnections()
-	p.Close() // returns once the server's connections are closed
-	if !waitForGoroutines(before) {
-		t.Errorf("%d goroutines after Checks, %d before", runtime.NumGoroutine(), before)
+	// A probe's goroutine may still be returning after it has told Check it
+	// is done, so one Check's worth may remain; a leak grows with every Check.
+	if n := runtime.NumGoroutine(); n > before+2 {
+		t.Errorf("%d goroutines after %d Checks of two endpoints, %d before", n, checks, before)
 	}
 	if !m.Eligible("a") {
 		t.Error("the snapshot expired")
 	}
-}
-
-// waitForGoroutines reports whether the goroutine count falls to at most n
-// within a few seconds. Goroutines of closed connections end asynchronously,
-// so a count taken at once could include some that are already on their way
-// out; a leaked goroutine never ends and still fails the test.
-func waitForGoroutines(n int) bool {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if runtime.NumGoroutine() <= n {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return false
 }
 
 func TestSharedURLJudgedPerEndpoint(t *testing.T) {
@@ -663,4 +351,200 @@ func TestSharedURLJudgedPerEndpoint(t *testing.T) {
 			t.Errorf("%s: eligible %v but error %v", id, m.Eligible(id), errs[id])
 		}
 	}
+}
+
+func TestProbeTimeout(t *testing.T) {
+	good := newProvider(t, 100)
+	hung, dripping := newServer(t, hang(t)), newServer(t, drip(t))
+	eps := named("good", good.URL, "hung", hung.URL, "dripping", dripping.URL)
+
+	t.Run("a hung and a dripping provider are published ineligible", func(t *testing.T) {
+		const timeout = 200 * time.Millisecond
+		m := mustNew(t, Config{Endpoints: eps, ProbeTimeout: timeout})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		err := m.Check(ctx)
+		took := time.Since(start)
+		t.Logf("Check against a hung and a dripping provider returned after %v (ProbeTimeout %v)", took, timeout)
+		if took < timeout || ctx.Err() != nil {
+			t.Errorf("Check took %v: it neither waited for the timeout nor stayed within its context", took)
+		}
+		errs := probeErrors(t, err)
+		for _, id := range []failnext.EndpointID{"hung", "dripping"} {
+			pe := errs[id]
+			if pe == nil || !strings.Contains(pe.Error(), "timed out") || !errors.Is(pe, context.DeadlineExceeded) {
+				t.Errorf("%s: error %v, want a timeout wrapping context.DeadlineExceeded", id, pe)
+			}
+		}
+		if len(errs) != 2 {
+			t.Errorf("Check = %v, want errors for hung and dripping only", err)
+		}
+		if got := verdicts(m, "good", "hung", "dripping"); !slices.Equal(got, []bool{true, false, false}) {
+			t.Errorf("eligible = %v, want only good", got)
+		}
+	})
+	t.Run("the Check's own context still wins over a longer ProbeTimeout", func(t *testing.T) {
+		m := mustNew(t, Config{Endpoints: eps, ProbeTimeout: time.Hour})
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		if err := m.Check(ctx); !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "timed out after") {
+			t.Errorf("Check = %v, want the Check's deadline, not a probe timeout", err)
+		}
+		if !m.Eligible("hung") {
+			t.Error("the snapshot changed")
+		}
+	})
+}
+
+// One absurd height among honest ones, judged under several Quorum values
+// through real Checks.
+func TestQuorum(t *testing.T) {
+	var pairs []string
+	for i, h := range []uint64{1000000000, 100, 99, 90} {
+		pairs = append(pairs, string(idOf(i)), newProvider(t, h).URL)
+	}
+	tests := []struct {
+		quorum int
+		want   []bool
+	}{
+		{0, []bool{true, false, false, false}},
+		{2, []bool{true, true, true, false}},
+		{3, []bool{true, true, true, false}},
+		{5, []bool{true, true, true, true}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("quorum %d", tt.quorum), func(t *testing.T) {
+			m := mustNew(t, Config{Endpoints: named(pairs...), MaxLag: 3, Quorum: tt.quorum})
+			if err := check(m); err != nil {
+				t.Fatal(err)
+			}
+			if got := verdicts(m, idOf(0), idOf(1), idOf(2), idOf(3)); !slices.Equal(got, tt.want) {
+				t.Errorf("eligible = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Readers calling Eligible while Checks keep publishing alternating
+// snapshots only ever see verdicts that some snapshot gives: "steady" is at
+// the reference in the initial and every published snapshot, and "unknown"
+// is in none. Meanwhile "a" and "b" take turns being behind, so every Check
+// publishes a snapshot different from the last. Under -race this also shows
+// that publication and reads do not race.
+func TestEligibleWhileChecksPublish(t *testing.T) {
+	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
+	steady := newProvider(t, 100)
+	m := mustNew(t, Config{Endpoints: named("a", providers[0].URL, "b", providers[1].URL, "steady", steady.URL)})
+
+	const checks, readers = 50, 4
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(done) // also when a Check fails, so no reader outlives the test
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				m.Eligible("a")
+				m.Eligible("b")
+				if !m.Eligible("steady") || m.Eligible("unknown") {
+					t.Error("a reader saw a verdict that no snapshot gives")
+					return
+				}
+				runtime.Gosched() // leave the Checks some processor time
+			}
+		}()
+	}
+	publishAlternating(t, m, providers, checks)
+}
+
+// publishAlternating runs Checks in which providers[0] ("a", the first
+// endpoint) and providers[1] ("b", the second) take turns being 10 blocks
+// behind 100, so that every Check publishes a snapshot different from the
+// last, and fails t when one is not published as expected.
+func publishAlternating(t *testing.T, m *Monitor, providers []*provider, checks int) {
+	t.Helper()
+	ids := []failnext.EndpointID{"a", "b"}
+	for i := range checks {
+		behind, ahead := i%2, 1-i%2
+		providers[behind].height.Store(90)
+		providers[ahead].height.Store(100)
+		if err := check(m); err != nil {
+			t.Fatal(err)
+		}
+		st := m.Status()
+		if m.Eligible(ids[behind]) || !m.Eligible(ids[ahead]) || st.Endpoints[behind].Lag != 10 || st.Endpoints[ahead].Lag != 0 {
+			t.Fatalf("check %d published %+v", i, st)
+		}
+	}
+}
+
+// Readers calling Status while Checks publish snapshots in which "a" and "b"
+// take turns being 10 blocks behind must each time see one whole snapshot:
+// the reference, exactly one provider behind with its lag and verdict, and
+// Checked never going back.
+func TestStatusWhileChecksPublish(t *testing.T) {
+	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
+	ids := []failnext.EndpointID{"a", "b"}
+	m := mustNew(t, Config{Endpoints: named("a", providers[0].URL, "b", providers[1].URL), MaxLag: 3})
+	consistent := func(st Status) bool {
+		if st.Checked.IsZero() { // fail-open, before the first Check publishes
+			return st.Reference == 0 && len(st.Endpoints) == 2 && st.Endpoints[0].Eligible && st.Endpoints[1].Eligible
+		}
+		if st.Reference != 100 || len(st.Endpoints) != 2 {
+			return false
+		}
+		behind := 0
+		for i, e := range st.Endpoints {
+			switch {
+			case e.ID != ids[i] || e.Err != nil:
+				return false
+			case e.Height == 100 && e.Lag == 0 && e.Eligible:
+			case e.Height == 90 && e.Lag == 10 && !e.Eligible:
+				behind++
+			default:
+				return false
+			}
+		}
+		return behind == 1
+	}
+
+	const checks, readers = 50, 2
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(done) // also when the loop below fails, so no reader outlives the test
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last time.Time
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				st := m.Status()
+				if !consistent(st) {
+					t.Errorf("a reader saw a Status that no snapshot gives: %+v", st)
+					return
+				}
+				if st.Checked.Before(last) {
+					t.Errorf("Checked went back from %v to %v", last, st.Checked)
+					return
+				}
+				last = st.Checked
+				runtime.Gosched() // leave the Checks some processor time
+			}
+		}()
+	}
+	publishAlternating(t, m, providers, checks)
 }

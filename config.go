@@ -11,8 +11,9 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Config describes the providers a Monitor compares and how much lag it
-// tolerates. Pass the same Endpoints to failnext.Config so that the IDs agree.
+// Config describes the providers a [Monitor] compares and how much lag it
+// tolerates. Pass the same Endpoints to [failnext.Config] so that the IDs
+// agree. [New] says which values it rejects.
 type Config struct {
 	// Endpoints lists the providers, each an Ethereum HTTP JSON-RPC URL under
 	// a unique ID. New copies the slice. A URL may carry an API key in its
@@ -23,15 +24,17 @@ type Config struct {
 	// and still be eligible. Zero keeps only the providers at the reference.
 	MaxLag uint64
 
-	// Base sends blocklag's own probes. Nil means http.DefaultTransport.
+	// Base sends blocklag's own probes. Nil means [http.DefaultTransport].
 	// blocklag never closes or reconfigures it: the caller owns it.
 	Base http.RoundTripper
 
 	// ProbeTimeout, when positive, bounds each probe on its own, so that one
 	// provider that hangs or drips its answer is published ineligible instead
-	// of running out the Check's context and keeping the old snapshot. A value
-	// below a provider's normal latency makes that provider flap. Zero means
-	// no per-probe limit; negative values are rejected by New.
+	// of running out the Check's context and keeping the old snapshot. A probe
+	// that runs out fails with a [*ProbeError] that says it timed out and
+	// wraps [context.DeadlineExceeded]. A value below a provider's normal
+	// latency makes that provider flap. Zero means no per-probe limit;
+	// negative values are rejected by New.
 	ProbeTimeout time.Duration
 
 	// Quorum, when above one, takes the reference height as the Quorum-th

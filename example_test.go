@@ -3,6 +3,7 @@ package blocklag_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,4 +75,40 @@ func ExampleMonitor() {
 	// primary eligible: false
 	// backup eligible: true
 	// balance: 0x2a
+}
+
+// When some providers fail, Check still publishes and returns one
+// *ProbeError per failed provider, joined; errors.As on each joined error
+// tells which provider failed and why.
+func ExampleProbeError() {
+	primary := fakeNode("0x64", "0x0")
+	defer primary.Close()
+	backup := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer backup.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{
+		{ID: "primary", URL: primary.URL},
+		{ID: "backup", URL: backup.URL},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	err = monitor.Check(context.Background())
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			var pe *blocklag.ProbeError
+			if errors.As(e, &pe) {
+				fmt.Printf("%s failed: %v\n", pe.Endpoint, pe.Err)
+			}
+		}
+	}
+	fmt.Println("primary eligible:", monitor.Eligible("primary"))
+	fmt.Println("backup eligible:", monitor.Eligible("backup"))
+
+	// Output:
+	// backup failed: HTTP status 503
+	// primary eligible: true
+	// backup eligible: false
 }

@@ -1,6 +1,8 @@
 package blocklag
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,6 +95,13 @@ func respond(t testing.TB, w http.ResponseWriter, r *http.Request, height uint64
 	io.WriteString(w, answer(readRequest(t, r).ID, height))
 }
 
+// answerResponse is a valid answer reporting height, as a Base that stands
+// in for the network returns it.
+func answerResponse(r *http.Request, height uint64) *http.Response {
+	body := io.NopCloser(strings.NewReader(answer(json.RawMessage("1"), height)))
+	return &http.Response{StatusCode: http.StatusOK, Body: body, Header: http.Header{}, Request: r}
+}
+
 // hang answers nothing until the client gives up.
 func hang(t testing.TB) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +125,33 @@ func drip(t testing.TB) http.HandlerFunc {
 			case <-tick.C:
 				w.Write([]byte(" "))
 				w.(http.Flusher).Flush()
+			}
+		}
+	}
+}
+
+// huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB, from
+// buffers made once so that the server allocates little itself.
+func huge(compressed bool) http.HandlerFunc {
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	if compressed {
+		// A gzip stream may hold many members, each inflating on its own;
+		// one member of 1 MiB sent 64 times is a 64 MiB bomb that is quick
+		// to build.
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(chunk)
+		zw.Close()
+		chunk = buf.Bytes()
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if compressed {
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(64*len(chunk)))
+		for range 64 {
+			if _, err := w.Write(chunk); err != nil {
+				return // the probe hung up, as it should
 			}
 		}
 	}
@@ -177,3 +215,39 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // check runs m.Check with a background context.
 func check(m *Monitor) error { return m.Check(context.Background()) }
+
+// hasControl reports whether s holds a character below U+0020 or U+007F.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// secrets are the API keys that withSecrets puts in a URL, one in each part
+// that providers use for them.
+var secrets = []string{"userSECRET", "passSECRET", "pathSECRET", "querySECRET"}
+
+// withSecrets adds secrets to rawURL's userinfo, path and query.
+func withSecrets(rawURL string) string {
+	return strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1) + "/v3/pathSECRET?apikey=querySECRET"
+}
+
+// assertNoSecret fails t when err, or any error it wraps, shows one of
+// secrets: whoever unwraps an error may print it too.
+func assertNoSecret(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, s := range secrets {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("error %q (%T) leaks %s", err, err, s)
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			assertNoSecret(t, inner)
+		}
+	case interface{ Unwrap() error }:
+		assertNoSecret(t, u.Unwrap())
+	}
+}

@@ -45,8 +45,10 @@ func TestCompare(t *testing.T) {
 	}{
 		{"no success publishes nothing", []outcome{failed, failed}, 3, 0, nil},
 		{"failed probes do not count toward the quorum", []outcome{at(1000), failed, failed, at(10)}, 3, 2, []bool{true, false, false, true}},
-		{"the lag may equal MaxLag", []outcome{at(10), at(7), at(6)}, 3, 0, []bool{true, true, false}},
-		{"MaxLag 0", []outcome{at(10), at(10), at(9)}, 0, 0, []bool{true, true, false}},
+		{"the lag may equal MaxLag, one block more may not", []outcome{at(10), at(7), at(6)}, 3, 0, []bool{true, true, false}},
+		{"MaxLag 0 keeps only the reference", []outcome{at(10), at(10), at(9)}, 0, 0, []bool{true, true, false}},
+		{"the reference is the highest success wherever it is listed; a failed probe is ineligible", []outcome{at(5), at(20), at(17), failed}, 3, 0, []bool{false, true, true, false}},
+		{"height zero is a height", []outcome{at(0), at(2)}, 1, 0, []bool{false, true}},
 		{"the widest lag", []outcome{at(math.MaxUint64), at(0)}, math.MaxUint64, 0, []bool{true, true}},
 		{"one short of the widest lag", []outcome{at(math.MaxUint64), at(0)}, math.MaxUint64 - 1, 0, []bool{true, false}},
 		{"above the quorum reference has lag 0", []outcome{at(math.MaxUint64), at(5), at(5)}, 0, 2, []bool{true, true, true}},

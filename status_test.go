@@ -2,12 +2,9 @@ package blocklag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -145,8 +142,7 @@ func TestStatusUnchangedWhenCheckPublishesNothing(t *testing.T) {
 				cancel()
 				height = 50
 			}
-			body := io.NopCloser(strings.NewReader(answer(json.RawMessage("1"), height)))
-			return &http.Response{StatusCode: 200, Body: body, Header: http.Header{}, Request: r}, nil
+			return answerResponse(r, height), nil
 		})
 		m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
 		if err := m.Check(ctx); err != nil {
