@@ -1,6 +1,7 @@
 package blocklag
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -56,85 +57,129 @@ var hostileCases = []hostileCase{
 // accepted one is read at exactly the good one's height.
 func TestHostileProviders(t *testing.T) {
 	for _, c := range hostileCases {
-		t.Run(c.name, func(t *testing.T) {
-			good := newProvider(t, 100)
-			base := &bodyCounter{}
-			m := mustNew(t, Config{
-				Endpoints:    named("good", good.URL, "hostile", withSecrets(c.target(t, good.URL))),
-				Base:         base,
-				ProbeTimeout: c.probeTimeout,
-			})
+		t.Run(c.name, func(t *testing.T) { c.run(t, false) })
+	}
+}
 
-			limit := 5 * time.Second
-			if c.stalls {
-				limit = 300 * time.Millisecond
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), limit)
-			defer cancel()
-			var stats runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&stats)
-			allocated := stats.TotalAlloc
-			start := time.Now()
-			err := m.Check(ctx)
-			took := time.Since(start)
-			runtime.ReadMemStats(&stats)
-			allocated = stats.TotalAlloc - allocated
+// The chain ID request is judged like the height probe: the same behaviour,
+// shown to it alone, gets the same verdict, and a failure says that it was
+// the chain ID request. The providers' answers report 100, which is then
+// the chain ID to confirm.
+func TestHostileChainIDAnswers(t *testing.T) {
+	for _, c := range hostileCases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, true) })
+	}
+}
 
-			if took > limit+time.Second {
-				t.Errorf("Check took %v with a %v context", took, limit)
-			}
-			if c.maxAlloc > 0 {
-				t.Logf("a Check against it allocated %d bytes", allocated)
-			}
-			if c.maxAlloc > 0 && allocated > c.maxAlloc {
-				t.Errorf("a Check allocated %d bytes, want at most %d", allocated, c.maxAlloc)
-			}
-			if good.hits.Load() != 1 {
-				t.Errorf("the good provider got %d probes, want 1 (no redirect followed)", good.hits.Load())
-			}
-			if n := base.open.Load(); n != 0 {
-				t.Errorf("Check returned with %d response bodies open", n)
-			}
-			assertNoSecret(t, err)
+// run checks the hostile provider beside a good one. With onChainID the
+// providers see only chain ID requests: the Base answers every height probe
+// itself.
+func (c hostileCase) run(t *testing.T, onChainID bool) {
+	good := newProvider(t, 100)
+	base := &bodyCounter{}
+	cfg := Config{
+		Endpoints:    named("good", good.URL, "hostile", withSecrets(c.target(t, good.URL))),
+		Base:         base,
+		ProbeTimeout: c.probeTimeout,
+	}
+	if onChainID {
+		cfg.ChainID, base.height = 100, 100
+	}
+	m := mustNew(t, cfg)
 
-			switch {
-			case c.stalls:
-				if !errors.Is(err, context.DeadlineExceeded) || !m.Eligible("good") || !m.Eligible("hostile") {
-					t.Errorf("Check = %v, want the deadline and the fail-open snapshot kept", err)
-				}
-			case c.want == "":
-				if err != nil || !m.Eligible("good") || !m.Eligible("hostile") {
-					t.Errorf("Check = %v; good eligible %v, hostile eligible %v; want both read at height 100", err, m.Eligible("good"), m.Eligible("hostile"))
-				}
-			default:
-				errs := probeErrors(t, err)
-				pe := errs["hostile"]
-				if len(errs) != 1 || pe == nil || !strings.Contains(pe.Error(), c.want) {
-					t.Fatalf("Check = %v, want one ProbeError for hostile saying %q", err, c.want)
-				}
-				if msg := pe.Error(); !strings.Contains(msg, `endpoint "hostile"`) || hasControl(msg) || len(msg) > 400 {
-					t.Errorf("message of %d bytes %.200q does not name the endpoint, holds a control character, or is too long", len(msg), msg)
-				}
-				if !m.Eligible("good") || m.Eligible("hostile") {
-					t.Errorf("good eligible %v, hostile eligible %v; want true, false", m.Eligible("good"), m.Eligible("hostile"))
-				}
-			}
-		})
+	limit := 5 * time.Second
+	if c.stalls {
+		limit = 300 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var stats runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&stats)
+	allocated := stats.TotalAlloc
+	start := time.Now()
+	err := m.Check(ctx)
+	took := time.Since(start)
+	runtime.ReadMemStats(&stats)
+	allocated = stats.TotalAlloc - allocated
+
+	if took > limit+time.Second {
+		t.Errorf("Check took %v with a %v context", took, limit)
+	}
+	if c.maxAlloc > 0 {
+		t.Logf("a Check against it allocated %d bytes", allocated)
+	}
+	if c.maxAlloc > 0 && allocated > c.maxAlloc {
+		t.Errorf("a Check allocated %d bytes, want at most %d", allocated, c.maxAlloc)
+	}
+	if good.hits.Load() != 1 {
+		t.Errorf("the good provider got %d requests, want 1 (no redirect followed)", good.hits.Load())
+	}
+	if n := base.open.Load(); n != 0 {
+		t.Errorf("Check returned with %d response bodies open", n)
+	}
+	assertNoSecret(t, err)
+
+	switch {
+	case c.stalls:
+		if !errors.Is(err, context.DeadlineExceeded) || !m.Eligible("good") || !m.Eligible("hostile") {
+			t.Errorf("Check = %v, want the deadline and the fail-open snapshot kept", err)
+		}
+	case c.want == "":
+		if err != nil || !m.Eligible("good") || !m.Eligible("hostile") {
+			t.Errorf("Check = %v; good eligible %v, hostile eligible %v; want both read at height 100", err, m.Eligible("good"), m.Eligible("hostile"))
+		}
+	default:
+		errs := probeErrors(t, err)
+		pe := errs["hostile"]
+		if len(errs) != 1 || pe == nil || !strings.Contains(pe.Error(), c.want) {
+			t.Fatalf("Check = %v, want one ProbeError for hostile saying %q", err, c.want)
+		}
+		if onChainID != strings.HasPrefix(pe.Err.Error(), "chain ID request: ") {
+			t.Errorf("error %q, want it to say whether it was the chain ID request (%v)", pe.Err, onChainID)
+		}
+		if msg := pe.Error(); !strings.Contains(msg, `endpoint "hostile"`) || hasControl(msg) || len(msg) > 400 {
+			t.Errorf("message of %d bytes %.200q does not name the endpoint, holds a control character, or is too long", len(msg), msg)
+		}
+		if !m.Eligible("good") || m.Eligible("hostile") {
+			t.Errorf("good eligible %v, hostile eligible %v; want true, false", m.Eligible("good"), m.Eligible("hostile"))
+		}
 	}
 }
 
 // bodyCounter is a Base over http.DefaultTransport that counts the response
-// bodies it has handed out and not seen closed.
-type bodyCounter struct{ open atomic.Int32 }
+// bodies it has handed out and not seen closed. When height is set, it
+// answers every eth_blockNumber request itself, at that height, so that only
+// the other requests reach the providers.
+type bodyCounter struct {
+	open   atomic.Int32
+	height uint64
+}
 
 func (b *bodyCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if resp != nil {
-		b.open.Add(1)
-		resp.Body = &countedBody{ReadCloser: resp.Body, open: &b.open}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
 	}
-	return resp, err
+	var resp *http.Response
+	if b.height != 0 && bytes.Contains(body, []byte(`"eth_blockNumber"`)) {
+		resp = &http.Response{
+			StatusCode: http.StatusOK,
+			Header:     http.Header{"Content-Type": {"application/json"}},
+			Body:       io.NopCloser(strings.NewReader(answer([]byte("1"), b.height))),
+			Request:    r,
+		}
+	} else {
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if resp, err = http.DefaultTransport.RoundTrip(r); err != nil {
+			return nil, err
+		}
+	}
+	b.open.Add(1)
+	resp.Body = &countedBody{ReadCloser: resp.Body, open: &b.open}
+	return resp, nil
 }
 
 type countedBody struct {
