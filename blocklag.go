@@ -7,7 +7,9 @@
 // when it answered correctly and is at most [Config.MaxLag] blocks behind the
 // reference. The reference is the highest height or, with [Config.Quorum]
 // above one, the Quorum-th highest, so that one provider reporting an absurd
-// height cannot make every other one look behind. [Monitor.Eligible]
+// height cannot make every other one look behind. With [Config.ChainID]
+// set, a provider's height counts only once it has confirmed that chain
+// through eth_chainId. [Monitor.Eligible]
 // answers from the last published snapshot without I/O or locking, and has
 // the type of the Eligible field of [failnext.Config]:
 //
@@ -133,8 +135,10 @@ func (e *ProbeError) Unwrap() error { return e.Err }
 var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
 // Check probes every provider once, concurrently, and returns only after
-// every probe it started has finished. Its outcome is exactly one of these,
-// the first that applies:
+// every probe it started has finished. A probe is one eth_blockNumber
+// request and, while the provider has not yet confirmed [Config.ChainID],
+// one eth_chainId request sent alongside it. Its outcome is exactly one of
+// these, the first that applies:
 //
 //   - ctx is done when the probes have finished: nothing is published, even
 //     if every probe succeeded, and the error satisfies
