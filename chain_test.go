@@ -181,61 +181,6 @@ func TestChainIDConfirmedWhileHeightFails(t *testing.T) {
 	}
 }
 
-func TestNoChainIDRequestWhenChainIDIsZero(t *testing.T) {
-	n := newChainNode(t, 100, `"0xaa36a7"`)
-	m := mustNew(t, Config{Endpoints: named("n", n.URL)})
-	for range 3 {
-		if err := check(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := n.count("eth_chainId"); got != 0 {
-		t.Errorf("%d chain ID requests with ChainID 0, want none", got)
-	}
-	if !m.Eligible("n") {
-		t.Error("with ChainID 0 a provider's chain matters")
-	}
-}
-
-func TestChainIDRequest(t *testing.T) {
-	const want = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
-	var mu sync.Mutex
-	var bodies []string
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if !strings.Contains(string(body), "eth_chainId") {
-			io.WriteString(w, answer([]byte("1"), 1))
-			return
-		}
-		switch {
-		case r.Method != http.MethodPost:
-			t.Errorf("method %s, want POST", r.Method)
-		case r.URL.RequestURI() != "/v3/key?apikey=k":
-			t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
-		case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
-			t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-		}
-		mu.Lock()
-		bodies = append(bodies, string(body))
-		mu.Unlock()
-		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`)
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k", "b", srv.URL+"/v3/key?apikey=k"), ChainID: 1})
-	if err := check(m); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bodies) != 2 {
-		t.Fatalf("%d chain ID requests for two endpoints, want 2", len(bodies))
-	}
-	for i, body := range bodies {
-		if body != want {
-			t.Errorf("chain ID request %d sent %s, want exactly %s", i, body, want)
-		}
-	}
-}
-
 // Each handler holds its answer until the other request of the same probe
 // has arrived, so a Check that sent them one after the other would never
 // finish; the deadline only turns that hang into a failure.

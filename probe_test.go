@@ -4,46 +4,61 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
+// Every request is a POST to the URL as configured, with JSON headers and
+// one of two exact bodies; the chain ID request goes out only with ChainID
+// set, and only until the provider has confirmed.
 func TestProbeRequest(t *testing.T) {
-	const want = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
-	var mu sync.Mutex
-	var bodies []string
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method != http.MethodPost:
-			t.Errorf("method %s, want POST", r.Method)
-		case r.URL.RequestURI() != "/v3/key?apikey=k&x=1":
-			t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
-		case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
-			t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-		}
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(body))
-		mu.Unlock()
-		io.WriteString(w, answer(json.RawMessage("1"), 1))
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL+"/v3/key?apikey=k&x=1", "b", srv.URL+"/v3/key?apikey=k&x=1")})
-	for range 3 {
-		if err := check(m); err != nil {
-			t.Fatal(err)
-		}
+	const (
+		height = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+		chain  = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+	)
+	tests := []struct {
+		name    string
+		chainID uint64
+		want    map[string]int // how many times each body is sent over three Checks of two endpoints
+	}{
+		{"without ChainID only height probes are sent", 0, map[string]int{height: 6}},
+		{"with ChainID each endpoint is asked its chain once, in the first Check", 1, map[string]int{height: 6, chain: 2}},
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bodies) != 6 {
-		t.Fatalf("%d probes over three Checks of two endpoints, want 6", len(bodies))
-	}
-	for i, body := range bodies {
-		if body != want {
-			t.Errorf("probe %d sent %s, want exactly %s", i, body, want)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			sent := map[string]int{}
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.Method != http.MethodPost:
+					t.Errorf("method %s, want POST", r.Method)
+				case r.URL.RequestURI() != "/v3/key?apikey=k&x=1":
+					t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
+				case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
+					t.Errorf("headers %v lack the JSON content type or accept", r.Header)
+				}
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				sent[string(body)]++
+				mu.Unlock()
+				io.WriteString(w, answer(json.RawMessage("1"), 1)) // height 1, and chain ID 1
+			})
+			url := srv.URL + "/v3/key?apikey=k&x=1"
+			m := mustNew(t, Config{Endpoints: named("a", url, "b", url), ChainID: tt.chainID})
+			for range 3 {
+				if err := check(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !reflect.DeepEqual(sent, tt.want) {
+				t.Errorf("sent %v, want exactly %v", sent, tt.want)
+			}
+		})
 	}
 }
 
