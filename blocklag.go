@@ -161,7 +161,7 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			height, err := m.probe(ctx, ep.url)
+			height, err := m.probe(ctx, ep)
 			if err != nil {
 				outcomes[i].err = &ProbeError{Endpoint: ep.id, Err: err}
 			}
