@@ -26,7 +26,7 @@ import (
 // They use loopback providers only. BenchmarkClientSide runs its providers
 // in a child process, so that only the client's allocations are counted:
 //
-//	go test -run '^$' -bench ClientSide -benchmem
+//	go test -run '^$' -bench ClientSide -benchmem -benchtime 2000x -count 10
 
 // sink and parallelSink keep results alive so the compiler cannot drop the
 // calls being measured.
@@ -178,6 +178,19 @@ func BenchmarkCheck(b *testing.B) {
 // cost that is blocklag's own rather than net/http's.
 func BenchmarkJudge(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := judge(200, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJudgeOtherForm measures judging a valid answer in a form other
+// than the compact one real nodes send (here the id comes first), which the
+// full parser decides.
+func BenchmarkJudgeOtherForm(b *testing.B) {
+	body := []byte(`{"id":1,"jsonrpc":"2.0","result":"0x1521a3f"}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := judge(200, body); err != nil {

@@ -57,7 +57,7 @@ func fetch(ctx context.Context, client *http.Client, ep endpoint, request string
 		return judge(resp.StatusCode, nil) // the status alone fails it: leave the body unread
 	}
 	buf := answerBuffers.Get().(*[maxBody + 1]byte)
-	defer answerBuffers.Put(buf) // judge keeps nothing of the body it is given
+	defer answerBuffers.Put(buf)
 	n, err := readAnswer(resp.Body, buf[:])
 	if err != nil {
 		return 0, transportError(fmt.Errorf("reading answer: %w", err), ep.url)
@@ -75,6 +75,10 @@ func newRequest(ctx context.Context, target *url.URL, body string) *http.Request
 	// three for.
 	own := &requestParts{url: *target, values: [2]string{"application/json", "application/json"}}
 	own.body.Reset(body)
+	// As from NewRequestWithContext, the body is one net/http knows to be
+	// in memory, so headers and body leave in one write; and GetBody lets
+	// net/http send the request again on a fresh connection when a
+	// kept-alive one closed before the request was written.
 	req := &http.Request{
 		Method:        http.MethodPost,
 		URL:           &own.url,
@@ -82,7 +86,7 @@ func newRequest(ctx context.Context, target *url.URL, body string) *http.Request
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        http.Header{"Content-Type": own.values[0:1:1], "Accept": own.values[1:2:2]},
-		Body:          io.NopCloser(&own.body), // a known in-memory body, so headers and body leave in one write
+		Body:          io.NopCloser(&own.body),
 		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil },
 		ContentLength: int64(len(body)),
 		Host:          own.url.Host,
@@ -130,7 +134,8 @@ func readAnswer(r io.Reader, buf []byte) (int, error) {
 // Everything else is an error that says why, showing what the provider sent
 // only through quote. The answer real nodes send is recognised without
 // allocating; judgeStrictly decides every other answer, and is the
-// definition of what is accepted.
+// definition of what is accepted. judge keeps no reference to body, so the
+// caller may reuse it.
 func judge(status int, body []byte) (uint64, error) {
 	if status == http.StatusOK {
 		if height, ok := compactHeight(body); ok {
