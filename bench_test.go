@@ -1,10 +1,17 @@
 package blocklag
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,7 +23,10 @@ import (
 //
 //	go test -run '^$' -bench . -benchmem
 //
-// They use loopback providers only.
+// They use loopback providers only. BenchmarkClientSide runs its providers
+// in a child process, so that only the client's allocations are counted:
+//
+//	go test -run '^$' -bench ClientSide -benchmem -benchtime 2000x -count 10
 
 // sink and parallelSink keep results alive so the compiler cannot drop the
 // calls being measured.
@@ -176,6 +186,19 @@ func BenchmarkJudge(b *testing.B) {
 	}
 }
 
+// BenchmarkJudgeOtherForm measures judging a valid answer in a form other
+// than the compact one real nodes send (here the id comes first), which the
+// full parser decides.
+func BenchmarkJudgeOtherForm(b *testing.B) {
+	body := []byte(`{"id":1,"jsonrpc":"2.0","result":"0x1521a3f"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := judge(200, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // runtimeCounts are the process's allocation totals at one moment.
 type runtimeCounts struct{ bytes, allocs uint64 }
 
@@ -197,4 +220,160 @@ func BenchmarkCheckHugeAnswer(b *testing.B) {
 			b.Fatal("a 64 MiB answer was accepted")
 		}
 	}
+}
+
+// remoteProvidersEnv, when set in a test binary's environment, turns the
+// binary into the child process of BenchmarkClientSide: TestMain then serves
+// remoteProviders loopback providers instead of running tests.
+const remoteProvidersEnv = "BLOCKLAG_BENCH_PROVIDERS"
+
+// remoteProviders is how many providers the child serves: the provider
+// count that the client-side figures are quoted at.
+const remoteProviders = 8
+
+// remoteAnswer is what every remote provider sends: the compact form real
+// nodes send, with a mainnet-sized height and a final newline.
+const remoteAnswer = `{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(remoteProvidersEnv) != "" {
+		serveRemoteProviders()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveRemoteProviders runs in the child process. It serves the providers,
+// prints their URLs one per line on stdout, and exits once its stdin closes:
+// the parent closes it when done, and the system closes it when the parent
+// dies, so the child never outlives the benchmark.
+func serveRemoteProviders() {
+	answer := []byte(remoteAnswer)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	})
+	for range remoteProviders {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "remote providers:", err)
+			os.Exit(1)
+		}
+		go http.Serve(ln, handler)
+		fmt.Printf("http://%s\n", ln.Addr())
+	}
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// remoteURLs starts the child process of this test binary that serves the
+// remote providers and returns their URLs. The child ends with b: its
+// stdin is closed, and it is killed if it has not exited soon after.
+func remoteURLs(b *testing.B) []string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), remoteProvidersEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	var urls []string
+	lines := bufio.NewScanner(stdout)
+	for len(urls) < remoteProviders && lines.Scan() {
+		urls = append(urls, lines.Text())
+	}
+	if len(urls) < remoteProviders {
+		b.Fatalf("the child process printed %d provider URLs, want %d", len(urls), remoteProviders)
+	}
+	return urls
+}
+
+// BenchmarkClientSide measures one Check over remoteProviders providers in
+// a child process, so that only blocklag's side and net/http's client are
+// counted, and beside it the floor: the same POSTs made with a bare
+// http.Client, one goroutine per provider, each reading the answer.
+func BenchmarkClientSide(b *testing.B) {
+	urls := remoteURLs(b)
+	b.Run("Check", func(b *testing.B) {
+		var pairs []string
+		for i, u := range urls {
+			pairs = append(pairs, fmt.Sprint("p", i), u)
+		}
+		m := mustNew(b, Config{Endpoints: named(pairs...), Base: benchTransport(b)})
+		perProbe(b, len(urls), func() error { return m.Check(context.Background()) })
+	})
+	b.Run("bare-POST", func(b *testing.B) {
+		client := &http.Client{Transport: benchTransport(b)}
+		perProbe(b, len(urls), func() error { return barePosts(client, urls) })
+	})
+}
+
+// barePosts is what net/http costs on its own: one plain POST of the probe's
+// body per URL, all at once, each answer read whole.
+func barePosts(client *http.Client, urls []string) error {
+	errs := make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Post(u, "application/json", strings.NewReader(blockNumberRequest))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			if body, err := io.ReadAll(resp.Body); err != nil || string(body) != remoteAnswer {
+				errs[i] = fmt.Errorf("answer %q, %v", body, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// perProbe runs round, which makes probes requests, once to open the
+// connections and then under b.Loop, and reports its cost per probe.
+func perProbe(b *testing.B, probes int, round func() error) {
+	b.Helper()
+	if err := round(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var before, after runtimeCounts
+	before.read()
+	for b.Loop() {
+		if err := round(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after.read()
+	n := float64(b.N * probes)
+	b.ReportMetric(float64(after.bytes-before.bytes)/n, "B/probe")
+	b.ReportMetric(float64(after.allocs-before.allocs)/n, "allocs/probe")
 }

@@ -59,11 +59,13 @@ type Config struct {
 	ChainID uint64
 }
 
-// endpoint is a validated provider: its ID and its URL exactly as
-// configured.
+// endpoint is a validated provider: its ID, its URL exactly as configured
+// (what transportError redacts), and that URL parsed once, as probes send to
+// it.
 type endpoint struct {
-	id  failnext.EndpointID
-	url string
+	id     failnext.EndpointID
+	url    string
+	target *url.URL
 }
 
 // validate checks cfg and returns the endpoints in configured order. Its
@@ -87,29 +89,37 @@ func (cfg *Config) validate() ([]endpoint, error) {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): ID already used by endpoint %d", i, ep.ID, first)
 		}
 		seen[ep.ID] = i
-		if err := checkURL(ep.URL); err != nil {
+		target, err := checkURL(ep.URL)
+		if err != nil {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): %v", i, ep.ID, err)
 		}
-		eps[i] = endpoint{id: ep.ID, url: ep.URL}
+		eps[i] = endpoint{id: ep.ID, url: ep.URL, target: target}
 	}
 	return eps, nil
 }
 
-// checkURL applies the same URL rules as failnext.New. Its errors describe
-// the problem without quoting the URL.
-func checkURL(raw string) error {
+// checkURL applies the same URL rules as failnext.New and returns the URL
+// that probes go to. Its errors describe the problem without quoting the
+// URL.
+func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return errors.New("URL does not parse")
+		return nil, errors.New("URL does not parse")
 	case !u.IsAbs():
-		return errors.New("URL is not absolute")
+		return nil, errors.New("URL is not absolute")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return errors.New("URL scheme must be http or https")
+		return nil, errors.New("URL scheme must be http or https")
 	case u.Host == "":
-		return errors.New("URL has no host")
+		return nil, errors.New("URL has no host")
 	case strings.Contains(raw, "#"):
-		return errors.New("URL contains a fragment (#)")
+		return nil, errors.New("URL contains a fragment (#)")
 	}
-	return nil
+	// Probes go where http.NewRequest sends a request for raw, as they did
+	// when each one parsed raw that way: it also drops an empty port.
+	req, err := http.NewRequest(http.MethodPost, raw, nil)
+	if err != nil {
+		return nil, errors.New("URL does not parse")
+	}
+	return req.URL, nil
 }

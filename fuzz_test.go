@@ -88,3 +88,74 @@ func FuzzJudge(f *testing.F) {
 		}
 	})
 }
+
+// compactSeeds are answers in the compact form real nodes send and near
+// misses of it, each of which the shortcut must either read exactly as the
+// full parser does or leave to it.
+var compactSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n",
+	`{"jsonrpc":"2.0","id":1,"result":"0x0"}` + "\n",
+	`{"jsonrpc":"2.0","id":1,"result":"0xffffffffffffffff"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1000000000000000"}` + "\n",
+	`{"jsonrpc":"2.0","id":1,"result":"0x01"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x00"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0xA"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0X1"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x10000000000000000"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1g"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x\u0031"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"\u0030x1"}`,
+	`{"jsonrpc": "2.0", "id": 1, "result": "0x1"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"} ` + "\n",
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}` + "\r\n",
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}` + "\n\n",
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}` + "\nx",
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}x`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}{"jsonrpc":"2.0","id":1,"result":"0x2"}`,
+	" " + `{"jsonrpc":"2.0","id":1,"result":"0x1"}`,
+	"\ufeff" + `{"jsonrpc":"2.0","id":1,"result":"0x1"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}` + "\x00",
+	`{"jsonrpc":"2.0","id":01,"result":"0x1"}`,
+	`{"jsonrpc":"2.0","id":1.0,"result":"0x1"}`,
+	`{"jsonrpc":"2.0","id":"1","result":"0x1"}`,
+	`{"jsonrpc":"2.0","id":10,"result":"0x1"}`,
+	`{"jsonrpc":"2.00","id":1,"result":"0x1"}`,
+	`{"id":1,"jsonrpc":"2.0","result":"0x1"}`,
+	`{"jsonrpc":"2.0","result":"0x1","id":1}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1","error":null}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1","error":{"code":-32000,"message":"m"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1","result":"0x2"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"}"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1"`,
+	`{"jsonrpc":"2.0","id":1,"result":"0x1}`,
+	`{"jsonrpc":"2.0","id":1,"result":0x1}`,
+	`{"jsonrpc":"2.0","id":1,"result":"1"}`,
+	`{"jsonrpc":"2.0","id":1}`,
+	"",
+}
+
+// FuzzCompactHeight checks the shortcut for the common answer against the
+// full parser: whatever compactHeight recognises, judgeStrictly accepts with
+// the same height, and judge always answers exactly as judgeStrictly does,
+// error messages included. Run longer with:
+// go test -run '^$' -fuzz FuzzCompactHeight -fuzztime 3m -parallel 1
+func FuzzCompactHeight(f *testing.F) {
+	for _, seed := range compactSeeds {
+		f.Add(200, []byte(seed))
+	}
+	f.Add(503, []byte(compactSeeds[0]))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if height, ok := compactHeight(body); ok {
+			if strict, err := judgeStrictly(200, body); err != nil || strict != height {
+				t.Fatalf("the shortcut reads %d; the full parser says %d, %v", height, strict, err)
+			}
+		}
+		strict, strictErr := judgeStrictly(status, body)
+		height, err := judge(status, body)
+		if height != strict || (err == nil) != (strictErr == nil) || (err != nil && err.Error() != strictErr.Error()) {
+			t.Fatalf("judge says %d, %v; the full parser says %d, %v", height, err, strict, strictErr)
+		}
+	})
+}

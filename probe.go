@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxBody is the largest answer a probe accepts, in bytes. A real
@@ -34,14 +35,15 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 		ctx, cancel = context.WithTimeoutCause(ctx, m.probeTimeout, errProbeTimeout)
 		defer cancel()
 	}
-	chain := make(chan error, 1)
+	var chain chan error // made only when needed: most probes never ask
 	if askChain {
+		chain = make(chan error, 1)
 		go func() { chain <- m.confirmChain(ctx, ep) }()
 	}
 	var o outcome
-	o.height, o.err = fetch(ctx, m.client, ep.url, blockNumberRequest)
+	o.height, o.err = fetch(ctx, m.client, ep, blockNumberRequest)
 	o.err = m.explainTimeout(ctx, o.err)
-	if askChain {
+	if chain != nil {
 		if err := <-chain; err != nil {
 			return outcome{err: err}
 		}
@@ -63,36 +65,146 @@ func (m *Monitor) explainTimeout(ctx context.Context, err error) error {
 // deadline apart from the end of the Check's context, whose cause differs.
 var errProbeTimeout = errors.New("probe timeout")
 
-// fetch posts one JSON-RPC request and judges the answer, whose result
-// must be a quantity. It reads at most maxBody+1 bytes and always closes the
-// response body.
-func fetch(ctx context.Context, client *http.Client, rawURL, request string) (uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, strings.NewReader(request))
+// fetch posts one JSON-RPC request to ep and judges the answer, whose
+// result must be a quantity. It reads at most maxBody+1 bytes and always
+// closes the response body.
+func fetch(ctx context.Context, client *http.Client, ep endpoint, request string) (uint64, error) {
+	resp, err := client.Do(newRequest(ctx, ep.target, request))
 	if err != nil {
-		return 0, errors.New("cannot build request") // New validated the URL; the cause would quote it
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, transportError(err, rawURL)
+		return 0, transportError(err, ep.url)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return judge(resp.StatusCode, nil) // the status alone fails it: leave the body unread
 	}
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	buf := answerBuffers.Get().(*[maxBody + 1]byte)
+	defer answerBuffers.Put(buf)
+	n, err := readAnswer(resp.Body, buf[:])
 	if err != nil {
-		return 0, transportError(fmt.Errorf("reading answer: %w", err), rawURL)
+		return 0, transportError(fmt.Errorf("reading answer: %w", err), ep.url)
 	}
-	return judge(resp.StatusCode, answer)
+	return judge(resp.StatusCode, buf[:n])
+}
+
+// newRequest builds the POST of body to target with JSON Content-Type and
+// Accept headers: the request that http.NewRequestWithContext builds from
+// the URL target was parsed from and a strings.Reader over body, without
+// parsing the URL again. The request owns its copy of the URL, its header
+// values and its body, so a Base that changes one request changes no other.
+func newRequest(ctx context.Context, target *url.URL, body string) *http.Request {
+	// One allocation holds what a request built from scratch would take
+	// three for.
+	own := &requestParts{url: *target, values: [2]string{"application/json", "application/json"}}
+	own.body.Reset(body)
+	// As from NewRequestWithContext, the body is one net/http knows to be
+	// in memory, so headers and body leave in one write; and GetBody lets
+	// net/http send the request again on a fresh connection when a
+	// kept-alive one closed before the request was written.
+	req := &http.Request{
+		Method:        http.MethodPost,
+		URL:           &own.url,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": own.values[0:1:1], "Accept": own.values[1:2:2]},
+		Body:          io.NopCloser(&own.body),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil },
+		ContentLength: int64(len(body)),
+		Host:          own.url.Host,
+	}
+	if body == "" { // as NewRequestWithContext does: a body known to be empty
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return req.WithContext(ctx)
+}
+
+// requestParts is the memory a request owns besides the http.Request itself.
+type requestParts struct {
+	url    url.URL
+	body   strings.Reader
+	values [2]string
+}
+
+// answerBuffers holds buffers for reading answers: one is in use per
+// running probe, and between Checks they are kept rather than allocated
+// anew.
+var answerBuffers = sync.Pool{New: func() any { return new([maxBody + 1]byte) }}
+
+// readAnswer reads r into buf until r ends or buf is full, and returns how
+// many bytes it read. The end of r is not an error; any other read error is.
+// It reads no more than len(buf) bytes, so a buffer one byte longer than
+// the largest acceptable answer tells a too large answer apart.
+func readAnswer(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		read, err := r.Read(buf[n:])
+		n += read
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // judge turns a status and a body into a height, accepting only a single
 // JSON-RPC 2.0 success object with id 1 that carries a canonical QUANTITY.
 // Everything else is an error that says why, showing what the provider sent
-// only through quote.
+// only through quote. The answer real nodes send is recognised without
+// allocating; judgeStrictly decides every other answer, and is the
+// definition of what is accepted. judge keeps no reference to body, so the
+// caller may reuse it.
 func judge(status int, body []byte) (uint64, error) {
+	if status == http.StatusOK {
+		if height, ok := compactHeight(body); ok {
+			return height, nil
+		}
+	}
+	return judgeStrictly(status, body)
+}
+
+// compactPrefix is how the answer real nodes send begins, up to the digits
+// of its result.
+const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
+
+// compactHeight recognises the answer real nodes send, byte for byte:
+// compactPrefix, a canonical quantity's digits, `"}`, then optionally one
+// newline. Every body it recognises, judgeStrictly accepts with the same
+// height; for any other body it reports false, even for one that
+// judgeStrictly accepts.
+func compactHeight(body []byte) (uint64, bool) {
+	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
+		return 0, false
+	}
+	rest := body[len(compactPrefix):]
+	if n := len(rest); n > 0 && rest[n-1] == '\n' {
+		rest = rest[:n-1]
+	}
+	n := len(rest) - len(`"}`)
+	if n < 1 || n > 16 || string(rest[n:]) != `"}` || (n > 1 && rest[0] == '0') {
+		return 0, false
+	}
+	var height uint64
+	for _, c := range rest[:n] {
+		switch {
+		case '0' <= c && c <= '9':
+			height = height<<4 | uint64(c-'0')
+		case 'a' <= c && c <= 'f':
+			height = height<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return height, true
+}
+
+// judgeStrictly is judge without the shortcut for the common answer: it
+// decodes any body as JSON and checks every rule, so its verdict, and its
+// error when it refuses, are judge's.
+func judgeStrictly(status int, body []byte) (uint64, error) {
 	if status != http.StatusOK {
 		return 0, fmt.Errorf("HTTP status %d", status)
 	}
