@@ -87,43 +87,14 @@ func fetch(ctx context.Context, client *http.Client, ep endpoint, request string
 }
 
 // newRequest builds the POST of body to target with JSON Content-Type and
-// Accept headers: the request that http.NewRequestWithContext builds from
-// the URL target was parsed from and a strings.Reader over body, without
-// parsing the URL again. The request owns its copy of the URL, its header
-// values and its body, so a Base that changes one request changes no other.
+// Accept headers, giving the request its own copy of target, which New
+// parsed once.
 func newRequest(ctx context.Context, target *url.URL, body string) *http.Request {
-	// One allocation holds what a request built from scratch would take
-	// three for.
-	own := &requestParts{url: *target, values: [2]string{"application/json", "application/json"}}
-	own.body.Reset(body)
-	// As from NewRequestWithContext, the body is one net/http knows to be
-	// in memory, so headers and body leave in one write; and GetBody lets
-	// net/http send the request again on a fresh connection when a
-	// kept-alive one closed before the request was written.
-	req := &http.Request{
-		Method:        http.MethodPost,
-		URL:           &own.url,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": own.values[0:1:1], "Accept": own.values[1:2:2]},
-		Body:          io.NopCloser(&own.body),
-		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil },
-		ContentLength: int64(len(body)),
-		Host:          own.url.Host,
-	}
-	if body == "" { // as NewRequestWithContext does: a body known to be empty
-		req.Body = http.NoBody
-		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
-	}
-	return req.WithContext(ctx)
-}
-
-// requestParts is the memory a request owns besides the http.Request itself.
-type requestParts struct {
-	url    url.URL
-	body   strings.Reader
-	values [2]string
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "", strings.NewReader(body)) // "" cannot fail to parse
+	u := *target
+	req.URL, req.Host = &u, u.Host
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	return req
 }
 
 // answerBuffers holds buffers for reading answers: one is in use per

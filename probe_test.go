@@ -1,7 +1,10 @@
 package blocklag
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"reflect"
@@ -164,4 +167,233 @@ func TestJudge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The common answer is recognised byte for byte, and only in its exact
+// compact form; every other body is left to the full parser, which judges
+// it as before. A recognised body is one the full parser accepts with the
+// same height.
+func TestCompactAnswerShortcut(t *testing.T) {
+	const prefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
+	tests := []struct {
+		name       string
+		body       string
+		recognised bool
+		height     uint64 // when recognised
+	}{
+		{"a compact answer is recognised", prefix + `1521a3f"}`, true, 0x1521a3f},
+		{"a compact answer with a final newline is recognised", prefix + "1521a3f\"}\n", true, 0x1521a3f},
+		{"height zero is recognised", prefix + `0"}`, true, 0},
+		{"sixteen digits are recognised", prefix + `ffffffffffffffff"}`, true, 1<<64 - 1},
+		{"one digit is recognised", prefix + `a"}` + "\n", true, 10},
+		{"a leading zero is left to the full parser", prefix + `01"}`, false, 0},
+		{"0x00 is left to the full parser", prefix + `00"}`, false, 0},
+		{"no digits are left to the full parser", prefix + `"}`, false, 0},
+		{"an uppercase digit is left to the full parser", prefix + `1A"}`, false, 0},
+		{"an uppercase X is left to the full parser", `{"jsonrpc":"2.0","id":1,"result":"0X1"}`, false, 0},
+		{"seventeen digits are left to the full parser", prefix + `10000000000000000"}`, false, 0},
+		{"spaces between members are left to the full parser", `{"jsonrpc":"2.0", "id":1, "result":"0x1"}`, false, 0},
+		{"a space before the newline is left to the full parser", prefix + "1\"} \n", false, 0},
+		{"a carriage return and newline are left to the full parser", prefix + "1\"}\r\n", false, 0},
+		{"two newlines are left to the full parser", prefix + "1\"}\n\n", false, 0},
+		{"garbage after the newline is left to the full parser", prefix + "1\"}\nx", false, 0},
+		{"a second object is left to the full parser", prefix + `1"}` + prefix + `2"}`, false, 0},
+		{"id 01 is left to the full parser", `{"jsonrpc":"2.0","id":01,"result":"0x1"}`, false, 0},
+		{"id 2 is left to the full parser", `{"jsonrpc":"2.0","id":2,"result":"0x1"}`, false, 0},
+		{"another member order is left to the full parser", `{"id":1,"jsonrpc":"2.0","result":"0x1"}`, false, 0},
+		{"an error member after the result is left to the full parser", prefix + `1","error":{"code":1,"message":"m"}}`, false, 0},
+		{"a quote inside the digits is left to the full parser", prefix + `1"}"}`, false, 0},
+		{"a truncated answer is left to the full parser", prefix + `1"`, false, 0},
+		{"an empty body is left to the full parser", "", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			height, recognised := compactHeight([]byte(tt.body))
+			if recognised != tt.recognised || height != tt.height {
+				t.Fatalf("compactHeight = %d, %v; want %d, %v", height, recognised, tt.height, tt.recognised)
+			}
+			strict, strictErr := judgeStrictly(http.StatusOK, []byte(tt.body))
+			if recognised && (strictErr != nil || strict != height) {
+				t.Fatalf("the full parser says %d, %v for a recognised answer of height %d", strict, strictErr, height)
+			}
+			got, err := judge(http.StatusOK, []byte(tt.body))
+			if got != strict || errorText(err) != errorText(strictErr) {
+				t.Fatalf("judge = %d, %v; the full parser says %d, %v", got, err, strict, strictErr)
+			}
+		})
+	}
+}
+
+// errorText is err's message, or "" for nil.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Judging the common answer allocates nothing.
+func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n")
+	allocs := testing.AllocsPerRun(100, func() {
+		if height, err := judge(http.StatusOK, body); err != nil || height != 0x1521a3f {
+			t.Fatalf("judge = %d, %v", height, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("judging the common answer allocates %v times", allocs)
+	}
+}
+
+// A probe's request, built from the URL parsed once by New, is the request
+// that http.NewRequestWithContext builds from the configured URL: same
+// fields, same bytes on the wire, same kind of body (a known in-memory one,
+// which net/http sends in the same write as the headers), and a GetBody
+// that gives the body again.
+func TestProbeRequestIsWhatNewRequestBuilds(t *testing.T) {
+	urls := []struct{ name, url string }{
+		{"a plain URL", "http://127.0.0.1:8545"},
+		{"a URL with a path and a query", "https://rpc.example/v3/key?apikey=k&x=1"},
+		{"a URL with userinfo", "https://user:p%40ss@rpc.example/path"},
+		{"a URL with an empty port", "http://rpc.example:/"},
+		{"an IPv6 URL", "http://[::1]:8545/"},
+		{"a URL with escapes in its path", "http://rpc.example/a%2Fb/c d"},
+	}
+	bodies := []struct{ name, body string }{
+		{"the height probe", blockNumberRequest},
+		{"another method", `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`},
+		{"an empty body", ""},
+	}
+	type ctxKey struct{}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "probe")
+	for _, u := range urls {
+		for _, b := range bodies {
+			t.Run(u.name+" with "+b.name, func(t *testing.T) {
+				eps, err := (&Config{Endpoints: named("p", u.url)}).validate()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := newRequest(ctx, eps[0].target, b.body)
+				want, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, strings.NewReader(b.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want.Header.Set("Content-Type", "application/json")
+				want.Header.Set("Accept", "application/json")
+				if got.Context() != ctx {
+					t.Error("the request does not carry the probe's context")
+				}
+				if reflect.TypeOf(got.Body) != reflect.TypeOf(want.Body) {
+					t.Errorf("body is a %T, want a %T", got.Body, want.Body)
+				}
+				if (got.GetBody == nil) != (want.GetBody == nil) {
+					t.Fatalf("GetBody set %v, want %v", got.GetBody != nil, want.GetBody != nil)
+				}
+				if got.GetBody != nil {
+					again, _ := got.GetBody()
+					if text, _ := io.ReadAll(again); string(text) != b.body {
+						t.Errorf("GetBody gives %q, want %q", text, b.body)
+					}
+				}
+				gotFields, wantFields := *got, *want
+				gotFields.Body, gotFields.GetBody, wantFields.Body, wantFields.GetBody = nil, nil, nil, nil
+				if !reflect.DeepEqual(gotFields.WithContext(ctx), wantFields.WithContext(ctx)) {
+					t.Errorf("request\n%+v\nwant\n%+v", gotFields, wantFields)
+				}
+				if g, w := wire(t, got), wire(t, want); g != w {
+					t.Errorf("on the wire:\n%q\nwant\n%q", g, w)
+				}
+			})
+		}
+	}
+}
+
+// wire is the request as Request.Write sends it.
+func wire(t *testing.T, req *http.Request) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := req.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// Each probe's request owns its URL and headers, so that a Base changing
+// one request changes no later one.
+func TestProbeRequestsShareNoURLOrHeaders(t *testing.T) {
+	eps, err := (&Config{Endpoints: named("p", "http://rpc.example/key")}).validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newRequest(context.Background(), eps[0].target, blockNumberRequest)
+	first.URL.Path = "/changed"
+	first.Header["Accept"][0] = "text/plain"
+	first.Header.Set("Content-Type", "text/plain")
+	second := newRequest(context.Background(), eps[0].target, blockNumberRequest)
+	if second.URL.Path != "/key" || second.Header.Get("Accept") != "application/json" || second.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("a later request has URL %s and headers %v", second.URL, second.Header)
+	}
+}
+
+// readAnswer reads a body whole when it fits the buffer, stops once the
+// buffer is full without reading further, treats the end of the body as
+// success and any other read error as a failure.
+func TestReadAnswer(t *testing.T) {
+	failure := errors.New("connection reset")
+	tests := []struct {
+		name    string
+		body    io.Reader
+		size    int // of the buffer
+		want    string
+		wantErr error
+	}{
+		{"an empty body is read as empty", strings.NewReader(""), 8, "", nil},
+		{"a short body is read whole", strings.NewReader("abc"), 8, "abc", nil},
+		{"a body that fills the buffer is read whole", strings.NewReader("abcdefgh"), 8, "abcdefgh", nil},
+		{"a longer body fills the buffer", strings.NewReader("abcdefghij"), 8, "abcdefgh", nil},
+		{"a body read one byte at a time is read whole", &trickle{text: "abcde"}, 8, "abcde", nil},
+		{"a body that ends with its last bytes is read whole", &trickle{text: "abc", eofWithData: true}, 8, "abc", nil},
+		{"a read error fails", &trickle{text: "abc", err: failure}, 8, "abc", failure},
+		{"an unexpected EOF from the body fails", &trickle{text: "abc", err: io.ErrUnexpectedEOF}, 8, "abc", io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf := make([]byte, tt.size)
+			n, err := readAnswer(tt.body, buf)
+			if string(buf[:n]) != tt.want || !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+				t.Fatalf("readAnswer = %q, %v; want %q, %v", buf[:n], err, tt.want, tt.wantErr)
+			}
+		})
+	}
+	t.Run("a body larger than the buffer is read no further", func(t *testing.T) {
+		body := &trickle{text: strings.Repeat("x", 100)}
+		if n, err := readAnswer(body, make([]byte, 10)); n != 10 || err != nil || body.read != 10 {
+			t.Fatalf("readAnswer = %d, %v after %d bytes were read from the body; want 10 bytes read", n, err, body.read)
+		}
+	})
+}
+
+// trickle gives its text one byte per Read, then err (io.EOF when nil),
+// either with the last byte (eofWithData) or on the Read after it.
+type trickle struct {
+	text        string
+	err         error
+	eofWithData bool
+	read        int
+}
+
+func (r *trickle) Read(p []byte) (int, error) {
+	end := r.err
+	if end == nil {
+		end = io.EOF
+	}
+	if r.read == len(r.text) {
+		return 0, end
+	}
+	n := copy(p[:min(len(p), 1)], r.text[r.read:])
+	r.read += n
+	if r.read == len(r.text) && r.eofWithData {
+		return n, end
+	}
+	return n, nil
 }
