@@ -93,7 +93,8 @@ func newRequest(ctx context.Context, target *url.URL, body string) *http.Request
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "", strings.NewReader(body)) // "" cannot fail to parse
 	u := *target
 	req.URL, req.Host = &u, u.Host
-	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
 	return req
 }
 
