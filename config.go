@@ -115,11 +115,8 @@ func checkURL(raw string) (*url.URL, error) {
 	case strings.Contains(raw, "#"):
 		return nil, errors.New("URL contains a fragment (#)")
 	}
-	// Probes go where http.NewRequest sends a request for raw, as they did
-	// when each one parsed raw that way: it also drops an empty port.
-	req, err := http.NewRequest(http.MethodPost, raw, nil)
-	if err != nil {
-		return nil, errors.New("URL does not parse")
-	}
-	return req.URL, nil
+	// An empty port ("host:") means the scheme's default; http.NewRequest
+	// drops it too, so probes go where a request for raw would.
+	u.Host = strings.TrimSuffix(u.Host, ":")
+	return u, nil
 }
