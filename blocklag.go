@@ -7,11 +7,11 @@
 // when it answered correctly and is at most [Config.MaxLag] blocks behind the
 // reference. The reference is the highest height or, with [Config.Quorum]
 // above one, the Quorum-th highest, so that one provider reporting an absurd
-// height cannot make every other one look behind. With [Config.ChainID]
-// set, a provider's height counts only once it has confirmed that chain
-// through eth_chainId. [Monitor.Eligible]
-// answers from the last published snapshot without I/O or locking, and has
-// the type of the Eligible field of [failnext.Config]:
+// height cannot make every other one look behind. With [Config.ChainID] set,
+// a provider's height counts only once it has confirmed that chain through
+// eth_chainId. [Monitor.Eligible] answers from the last published snapshot
+// without I/O or locking, and has the type of the Eligible field of
+// [failnext.Config]:
 //
 //	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 //	...
