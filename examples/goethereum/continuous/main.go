@@ -12,6 +12,10 @@
 // process, a slow primary and a fast backup, checks every 3 seconds and
 // reads every 2, and after -dev-fail-after stops the fast node, so that the
 // whole story shows in the log within a minute.
+//
+// With -chain-id, a provider's height counts only once the provider has
+// confirmed that chain ID; -dev sets it to the dev chain's unless told
+// otherwise.
 package main
 
 import (
