@@ -286,19 +286,25 @@ func transportError(err error, rawURL string) error {
 		err = ue.Err
 	}
 	msg := err.Error()
+	redacted := msg
 	if u, perr := url.Parse(rawURL); perr == nil {
 		password, _ := u.User.Password()
 		for _, secret := range []string{u.User.String(), u.User.Username(), password, u.EscapedPath(), u.Path, u.RawQuery, u.Query().Encode()} {
 			if len(secret) > 1 { // skip "" and "/"
-				msg = strings.ReplaceAll(msg, secret, "[redacted]")
+				redacted = strings.ReplaceAll(redacted, secret, "[redacted]")
 			}
 		}
 	}
-	return &redactedError{msg: printable(msg), err: err}
+	e := &redactedError{msg: printable(redacted)}
+	if redacted == msg {
+		e.err = err // the chain quotes no secret, so errors.Is and errors.As may see it
+	}
+	return e
 }
 
-// redactedError keeps the chain of a transport error for errors.Is and
-// errors.As while printing a message with the endpoint's secrets removed.
+// redactedError is a transport error whose message has the endpoint's
+// secrets removed. It unwraps to the original error only when that error's
+// own text holds no secret: whoever unwraps an error may print it.
 type redactedError struct {
 	msg string
 	err error
