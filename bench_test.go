@@ -235,14 +235,6 @@ const remoteProviders = 8
 // nodes send, with a mainnet-sized height and a final newline.
 const remoteAnswer = `{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(remoteProvidersEnv) != "" {
-		serveRemoteProviders()
-		return
-	}
-	os.Exit(m.Run())
-}
-
 // serveRemoteProviders runs in the child process. It serves the providers,
 // prints their URLs one per line on stdout, and exits once its stdin closes:
 // the parent closes it when done, and the system closes it when the parent

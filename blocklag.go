@@ -57,9 +57,9 @@ type Monitor struct {
 	turn chan struct{}
 
 	// confirmed[i] is set once endpoint i has answered eth_chainId with
-	// chainID. Only the Check holding turn reads and writes it: its probes
-	// read it before they start, and it records what they found after they
-	// have all finished.
+	// chainID. Only the Check holding turn reads and writes it: probeAll
+	// reads it before it starts the probes, and Check records what they
+	// found after they have all finished.
 	confirmed []bool
 
 	// current is the snapshot in force. New stores the fail-open one; after

@@ -2,12 +2,11 @@ package blocklag
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,9 +18,10 @@ import (
 type chainNode struct {
 	*httptest.Server
 
-	mu     sync.Mutex
-	result string // eth_chainId's result as JSON text; "" answers 503
-	calls  map[string]int
+	mu         sync.Mutex
+	result     string // eth_chainId's result as JSON text; "" answers 503
+	heightDown bool   // eth_blockNumber answers 502
+	calls      map[string]int
 }
 
 func newChainNode(t *testing.T, height uint64, result string) *chainNode {
@@ -31,11 +31,13 @@ func newChainNode(t *testing.T, height uint64, result string) *chainNode {
 		method := readRequest(t, r).Method
 		n.mu.Lock()
 		n.calls[method]++
-		result := n.result
+		result, heightDown := n.result, n.heightDown
 		n.mu.Unlock()
 		switch {
+		case method == "eth_blockNumber" && heightDown:
+			w.WriteHeader(http.StatusBadGateway)
 		case method == "eth_blockNumber":
-			io.WriteString(w, answer([]byte("1"), height))
+			io.WriteString(w, answer(json.RawMessage("1"), height))
 		case method != "eth_chainId":
 			t.Errorf("provider got method %q", method)
 		case result == "":
@@ -47,10 +49,11 @@ func newChainNode(t *testing.T, height uint64, result string) *chainNode {
 	return n
 }
 
-func (n *chainNode) setResult(result string) {
+// set changes how the node answers from its next request on.
+func (n *chainNode) set(result string, heightDown bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.result = result
+	n.result, n.heightDown = result, heightDown
 }
 
 // count returns how many requests for method the node has received.
@@ -115,68 +118,52 @@ func TestChainIDRequestFailures(t *testing.T) {
 	}
 }
 
+// An endpoint is asked its chain ID in every Check until it answers right,
+// and never again after that; until then it is not eligible. Its chain ID
+// and height answers are judged apart.
 func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
-	n, good := newChainNode(t, 100, ""), newChainNode(t, 100, `"0x1"`)
-	m := mustNew(t, Config{Endpoints: named("n", n.URL, "good", good.URL), ChainID: 1})
-
-	if err := check(m); err == nil {
-		t.Fatal("a failed chain ID request passed")
+	tests := []struct {
+		name       string
+		result     string // the chain ID answer in the first two Checks
+		heightDown bool   // the height probe fails in the first two Checks
+		want       string // the probe's error in those Checks
+		confirms   bool   // the first Check already confirms
+	}{
+		{"a failed chain ID request", "", false, "chain ID request: HTTP status 503", false},
+		{"another chain", `"0xaa36a7"`, false, "chain ID 0xaa36a7, want 0x1", false},
+		{"both requests failing, reported as the chain ID failure", "", true, "chain ID request: HTTP status 503", false},
+		{"a failed height probe beside the right chain", `"0x1"`, true, "HTTP status 502", true},
 	}
-	if m.Eligible("n") {
-		t.Error("a provider whose chain ID request failed is eligible")
-	}
-	n.setResult(`"0x1"`)
-	for i := 2; i <= 4; i++ {
-		if err := check(m); err != nil {
-			t.Fatalf("Check %d: %v", i, err)
-		}
-		if !m.Eligible("n") {
-			t.Errorf("after Check %d the confirmed provider is not eligible", i)
-		}
-	}
-	if got := n.count("eth_chainId"); got != 2 {
-		t.Errorf("%d chain ID requests, want 2: one that failed and one that confirmed", got)
-	}
-	if got := n.count("eth_blockNumber"); got != 4 {
-		t.Errorf("%d height probes over four Checks, want 4", got)
-	}
-}
-
-// A right chain ID confirms the provider even in a Check whose height probe
-// failed: the two answers are judged apart.
-func TestChainIDConfirmedWhileHeightFails(t *testing.T) {
-	var heightFails sync.Once
-	var chainCalls int
-	var mu sync.Mutex
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		switch readRequest(t, r).Method {
-		case "eth_chainId":
-			mu.Lock()
-			chainCalls++
-			mu.Unlock()
-			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`)
-		default:
-			failed := false
-			heightFails.Do(func() { failed = true })
-			if failed {
-				w.WriteHeader(http.StatusBadGateway)
-				return
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, good := newChainNode(t, 100, tt.result), newChainNode(t, 100, `"0x1"`)
+			n.set(tt.result, tt.heightDown)
+			m := mustNew(t, Config{Endpoints: named("n", n.URL, "good", good.URL), ChainID: 1})
+			for i := 1; i <= 2; i++ {
+				if pe := probeErrors(t, check(m))["n"]; pe == nil || pe.Err.Error() != tt.want {
+					t.Fatalf("Check %d: error %v, want %q", i, pe, tt.want)
+				}
+				if m.Eligible("n") {
+					t.Errorf("Check %d: the failed provider is eligible", i)
+				}
 			}
-			io.WriteString(w, answer([]byte("1"), 7))
-		}
-	})
-	m := mustNew(t, Config{Endpoints: named("n", srv.URL), ChainID: 1})
-	pe := probeErrors(t, check(m))["n"]
-	if pe == nil || pe.Err.Error() != "HTTP status 502" {
-		t.Fatalf("first Check's error %v, want the height probe's HTTP status 502", pe)
-	}
-	if err := check(m); err != nil || !m.Eligible("n") {
-		t.Fatalf("second Check: %v, eligible %v; want nil and true", err, m.Eligible("n"))
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if chainCalls != 1 {
-		t.Errorf("%d chain ID requests, want 1", chainCalls)
+			n.set(`"0x1"`, false)
+			for i := 3; i <= 4; i++ {
+				if err := check(m); err != nil || !m.Eligible("n") {
+					t.Fatalf("Check %d: %v, eligible %v; want nil and true", i, err, m.Eligible("n"))
+				}
+			}
+			want := 3 // two refused, one confirming
+			if tt.confirms {
+				want = 1
+			}
+			if got := n.count("eth_chainId"); got != want {
+				t.Errorf("%d chain ID requests over four Checks, want %d", got, want)
+			}
+			if got := n.count("eth_blockNumber"); got != 4 {
+				t.Errorf("%d height probes over four Checks, want 4", got)
+			}
+		})
 	}
 }
 
@@ -194,35 +181,12 @@ func TestChainIDRequestRunsAlongsideHeightProbe(t *testing.T) {
 		case <-r.Context().Done():
 			return
 		}
-		if method == "eth_chainId" {
-			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`)
-			return
-		}
-		io.WriteString(w, answer([]byte("1"), 5))
+		io.WriteString(w, answer(json.RawMessage("1"), 1)) // height 1, and chain ID 1
 	})
 	m := mustNew(t, Config{Endpoints: named("n", srv.URL), ChainID: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := m.Check(ctx); err != nil {
 		t.Fatalf("Check: %v (were the two requests sent one after the other?)", err)
-	}
-}
-
-func TestChainIDRequestUnderProbeTimeout(t *testing.T) {
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if readRequest(t, r).Method == "eth_chainId" {
-			<-r.Context().Done()
-			return
-		}
-		io.WriteString(w, answer([]byte("1"), 5))
-	})
-	fine := newChainNode(t, 5, `"0x1"`)
-	m := mustNew(t, Config{Endpoints: named("hung", srv.URL, "fine", fine.URL), ChainID: 1, ProbeTimeout: 50 * time.Millisecond})
-	pe := probeErrors(t, check(m))["hung"]
-	if pe == nil || !errors.Is(pe, context.DeadlineExceeded) || !strings.HasPrefix(pe.Err.Error(), "chain ID request: timed out after 50ms") {
-		t.Fatalf("hung provider's error %v, want a chain ID request timeout", pe)
-	}
-	if got := verdicts(m, "hung", "fine"); got[0] || !got[1] {
-		t.Errorf("verdicts %v, want only the confirmed provider eligible", got)
 	}
 }

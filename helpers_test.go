@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -250,4 +251,14 @@ func assertNoSecret(t *testing.T, err error) {
 	case interface{ Unwrap() error }:
 		assertNoSecret(t, u.Unwrap())
 	}
+}
+
+// TestMain runs the tests, unless this binary was started as the child
+// process of BenchmarkClientSide: then it serves that benchmark's providers.
+func TestMain(m *testing.M) {
+	if os.Getenv(remoteProvidersEnv) != "" {
+		serveRemoteProviders()
+		return
+	}
+	os.Exit(m.Run())
 }

@@ -135,6 +135,9 @@ func (c hostileCase) run(t *testing.T, onChainID bool) {
 		if len(errs) != 1 || pe == nil || !strings.Contains(pe.Error(), c.want) {
 			t.Fatalf("Check = %v, want one ProbeError for hostile saying %q", err, c.want)
 		}
+		if c.probeTimeout > 0 && !errors.Is(pe, context.DeadlineExceeded) {
+			t.Errorf("a probe that ran out of ProbeTimeout gave %v, which does not wrap context.DeadlineExceeded", pe)
+		}
 		if onChainID != strings.HasPrefix(pe.Err.Error(), "chain ID request: ") {
 			t.Errorf("error %q, want it to say whether it was the chain ID request (%v)", pe.Err, onChainID)
 		}

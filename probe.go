@@ -90,7 +90,9 @@ func fetch(ctx context.Context, client *http.Client, ep endpoint, request string
 // Accept headers, giving the request its own copy of target, which New
 // parsed once.
 func newRequest(ctx context.Context, target *url.URL, body string) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "", strings.NewReader(body)) // "" cannot fail to parse
+	// Its only possible errors are a nil ctx, which Check rules out, and a
+	// bad method or URL, which these are not.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "", strings.NewReader(body))
 	u := *target
 	req.URL, req.Host = &u, u.Host
 	req.Header.Set("Content-Type", "application/json")
@@ -98,15 +100,17 @@ func newRequest(ctx context.Context, target *url.URL, body string) *http.Request
 	return req
 }
 
-// answerBuffers holds buffers for reading answers: one is in use per
-// running probe, and between Checks they are kept rather than allocated
-// anew.
+// answerBuffers holds buffers for reading answers, one in use per request
+// in flight, so that Checks reuse them instead of allocating a new one for
+// every answer (the pool may still drop idle ones).
 var answerBuffers = sync.Pool{New: func() any { return new([maxBody + 1]byte) }}
 
 // readAnswer reads r into buf until r ends or buf is full, and returns how
 // many bytes it read. The end of r is not an error; any other read error is.
 // It reads no more than len(buf) bytes, so a buffer one byte longer than
-// the largest acceptable answer tells a too large answer apart.
+// the largest acceptable answer tells a too large answer apart. Unlike
+// io.ReadFull, it keeps a short but complete answer apart from one cut off
+// mid-way, whose io.ErrUnexpectedEOF it returns.
 func readAnswer(r io.Reader, buf []byte) (int, error) {
 	n := 0
 	for n < len(buf) {

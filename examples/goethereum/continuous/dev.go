@@ -39,7 +39,6 @@ func startDemo(s settings, logger *log.Logger) (*demo, error) {
 	}
 	logger.Printf("dev: primary is a go-ethereum dev node sealing a block every %v at %s", slowPeriod, slow.URL)
 	logger.Printf("dev: backup is a go-ethereum dev node sealing a block every %v at %s", fastPeriod, fast.URL)
-	logger.Printf("dev: both serve chain ID %d, which each must confirm unless -chain-id says otherwise", slow.ChainID)
 	logger.Printf("dev: the backup will be stopped after %v", s.devFailAfter)
 	d := &demo{
 		endpoints: []failnext.Endpoint{{ID: "primary", URL: slow.URL}, {ID: "backup", URL: fast.URL}},
@@ -60,4 +59,17 @@ func (d *demo) stop() {
 	d.failTimer.Stop()
 	d.fast.Stop()
 	d.slow.Stop()
+}
+
+// chainCheckLine says what -chain-id, set to want, does with dev nodes that
+// serve chain ID served.
+func chainCheckLine(served, want uint64) string {
+	switch want {
+	case 0:
+		return fmt.Sprintf("dev: both nodes serve chain ID %d; -chain-id 0 turns the chain check off", served)
+	case served:
+		return fmt.Sprintf("dev: both nodes serve chain ID %d, which each must confirm before its height counts", served)
+	default:
+		return fmt.Sprintf("dev: both nodes serve chain ID %d, not the %d that -chain-id asks for, so every probe will fail", served, want)
+	}
 }

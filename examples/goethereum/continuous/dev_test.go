@@ -31,7 +31,7 @@ func TestDevDemo(t *testing.T) {
 
 	story := []*regexp.Regexp{
 		regexp.MustCompile(`dev: ignoring ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL`),
-		regexp.MustCompile(`dev: both serve chain ID 1337,`),
+		regexp.MustCompile(`dev: both nodes serve chain ID 1337, which each must confirm before its height counts$`),
 		regexp.MustCompile(`check: ref=\d+ primary=\d+ \(lag \d+, ineligible\) backup=\d+ \(eligible\)$`),
 		regexp.MustCompile(`read: block \d+ from backup$`),
 		regexp.MustCompile(`dev: stopping the backup node`),
@@ -56,5 +56,21 @@ func TestDevDemo(t *testing.T) {
 	}
 	if code := <-status; code != 0 {
 		t.Errorf("exit status %d, want 0", code)
+	}
+}
+
+func TestChainCheckLine(t *testing.T) {
+	tests := []struct {
+		want uint64
+		line string
+	}{
+		{0, "dev: both nodes serve chain ID 1337; -chain-id 0 turns the chain check off"},
+		{1337, "dev: both nodes serve chain ID 1337, which each must confirm before its height counts"},
+		{1, "dev: both nodes serve chain ID 1337, not the 1 that -chain-id asks for, so every probe will fail"},
+	}
+	for _, tt := range tests {
+		if got := chainCheckLine(1337, tt.want); got != tt.line {
+			t.Errorf("with -chain-id %d: %q, want %q", tt.want, got, tt.line)
+		}
 	}
 }

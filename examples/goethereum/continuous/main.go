@@ -82,6 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if !s.chainIDSet {
 			s.chainID = demo.chainID
 		}
+		logger.Print(chainCheckLine(demo.chainID, s.chainID))
 		if s.devDuration > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, s.devDuration)
