@@ -5,10 +5,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Inside the module, so that the programs resolve blocklag and failnext as
-# the module does; the leading _ keeps ./... away from it.
-dir=$(mktemp -d ./_readme.XXXXXX)
+# A module of their own outside the tree, which takes blocklag and failnext
+# from this checkout as this module does, so nothing is written into it.
+root=$(pwd)
+dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+cat > "$dir/go.mod" <<EOF
+module readmeprograms
+
+go 1.24
+
+require (
+	github.com/yermakovsa/failnext v0.6.0
+	github.com/yermakovsa/failnext-blocklag v0.0.0
+)
+
+replace github.com/yermakovsa/failnext-blocklag => $root
+
+replace github.com/yermakovsa/failnext => $root/third_party/failnext
+EOF
 
 awk -v dir="$dir" '
 	/^```go$/ { inside = 1; n++; body = ""; next }
@@ -28,7 +43,7 @@ awk -v dir="$dir" '
 programs=0
 for program in "$dir"/p*; do
 	[ -d "$program" ] || continue
-	go build -o /dev/null "./$program"
+	(cd "$dir" && go build -o /dev/null "./$(basename "$program")")
 	programs=$((programs + 1))
 done
 if [ "$programs" -eq 0 ]; then
