@@ -13,9 +13,9 @@ const chainIDRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":
 // chain ID, and otherwise says why not. It sends the request and judges the
 // answer exactly as the height probe does.
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
-	id, err := fetch(ctx, m.client, ep, chainIDRequest)
+	id, err := m.fetch(ctx, ep, chainIDRequest)
 	if err != nil {
-		return fmt.Errorf("chain ID request: %w", m.explainTimeout(ctx, err))
+		return fmt.Errorf("chain ID request: %w", err)
 	}
 	if id != m.chainID {
 		return fmt.Errorf("chain ID %#x, want %#x", id, m.chainID)

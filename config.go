@@ -62,12 +62,10 @@ type Config struct {
 	ChainID uint64
 }
 
-// endpoint is a validated provider: its ID, its URL exactly as configured
-// (what transportError redacts), and that URL parsed once, as probes send to
-// it.
+// endpoint is a validated provider: its ID, and its URL parsed once, which
+// every probe copies and which transportError redacts.
 type endpoint struct {
 	id     failnext.EndpointID
-	url    string
 	target *url.URL
 }
 
@@ -96,7 +94,7 @@ func (cfg *Config) validate() ([]endpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): %v", i, ep.ID, err)
 		}
-		eps[i] = endpoint{id: ep.ID, url: ep.URL, target: target}
+		eps[i] = endpoint{id: ep.ID, target: target}
 	}
 	return eps, nil
 }

@@ -41,8 +41,7 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 		go func() { chain <- m.confirmChain(ctx, ep) }()
 	}
 	var o outcome
-	o.height, o.err = fetch(ctx, m.client, ep, blockNumberRequest)
-	o.err = m.explainTimeout(ctx, o.err)
+	o.height, o.err = m.fetch(ctx, ep, blockNumberRequest)
 	if chain != nil {
 		if err := <-chain; err != nil {
 			return outcome{err: err}
@@ -52,26 +51,27 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 	return o
 }
 
-// explainTimeout replaces the error of a request cut short by the probe's
-// own deadline with one that says so.
-func (m *Monitor) explainTimeout(ctx context.Context, err error) error {
-	if err != nil && context.Cause(ctx) == errProbeTimeout {
-		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
-	}
-	return err
-}
-
 // errProbeTimeout is the cause of a probe's own deadline. It tells that
 // deadline apart from the end of the Check's context, whose cause differs.
 var errProbeTimeout = errors.New("probe timeout")
 
 // fetch posts one JSON-RPC request to ep and judges the answer, whose
 // result must be a quantity. It reads at most maxBody+1 bytes and always
-// closes the response body.
-func fetch(ctx context.Context, client *http.Client, ep endpoint, request string) (uint64, error) {
-	resp, err := client.Do(newRequest(ctx, ep.target, request))
+// closes the response body. A request cut short by the probe's own deadline
+// fails with an error that says so and wraps context.DeadlineExceeded.
+func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
+	height, err := m.send(ctx, ep, request)
+	if err != nil && context.Cause(ctx) == errProbeTimeout {
+		return 0, fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
+	}
+	return height, err
+}
+
+// send does fetch's work, leaving timeouts to it.
+func (m *Monitor) send(ctx context.Context, ep endpoint, request string) (uint64, error) {
+	resp, err := m.client.Do(newRequest(ctx, ep.target, request))
 	if err != nil {
-		return 0, transportError(err, ep.url)
+		return 0, transportError(err, ep.target)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -81,7 +81,7 @@ func fetch(ctx context.Context, client *http.Client, ep endpoint, request string
 	defer answerBuffers.Put(buf)
 	n, err := readAnswer(resp.Body, buf[:])
 	if err != nil {
-		return 0, transportError(fmt.Errorf("reading answer: %w", err), ep.url)
+		return 0, transportError(fmt.Errorf("reading answer: %w", err), ep.target)
 	}
 	return judge(resp.StatusCode, buf[:n])
 }
@@ -281,22 +281,20 @@ func quoteMember(raw json.RawMessage) string {
 }
 
 // transportError strips the URL that net/http puts in its errors, removes
-// any secret part of rawURL (userinfo, path, query) that is still quoted,
+// any secret part of target (userinfo, path, query) that is still quoted,
 // and only then clips the text, so that no secret is cut in two and left
 // half visible.
-func transportError(err error, rawURL string) error {
+func transportError(err error, target *url.URL) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	msg := err.Error()
 	redacted := msg
-	if u, perr := url.Parse(rawURL); perr == nil {
-		password, _ := u.User.Password()
-		for _, secret := range []string{u.User.String(), u.User.Username(), password, u.EscapedPath(), u.Path, u.RawQuery, u.Query().Encode()} {
-			if len(secret) > 1 { // skip "" and "/"
-				redacted = strings.ReplaceAll(redacted, secret, "[redacted]")
-			}
+	password, _ := target.User.Password()
+	for _, secret := range []string{target.User.String(), target.User.Username(), password, target.EscapedPath(), target.Path, target.RawQuery, target.Query().Encode()} {
+		if len(secret) > 1 { // skip "" and "/"
+			redacted = strings.ReplaceAll(redacted, secret, "[redacted]")
 		}
 	}
 	e := &redactedError{msg: printable(redacted)}
