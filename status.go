@@ -27,6 +27,10 @@ type Status struct {
 	// fail-open.
 	Reference uint64
 
+	// Advanced is the latest Advanced among the endpoints that are eligible
+	// in this snapshot: when the front last moved. Zero while fail-open.
+	Advanced time.Time
+
 	// Endpoints has one entry per configured endpoint, in configured order.
 	Endpoints []EndpointStatus
 }
@@ -52,6 +56,11 @@ type EndpointStatus struct {
 	// endpoint (the same value, shared: treat it as read-only), or nil when
 	// the endpoint answered, and while fail-open.
 	Err error
+
+	// Advanced is the Checked time of the latest published Check in which
+	// the endpoint reported a height above every height it had reported in
+	// earlier published Checks. Zero until its first height counts.
+	Advanced time.Time
 }
 
 // Status returns the snapshot that Eligible answers from, as a copy the
