@@ -279,38 +279,3 @@ func quoteMember(raw json.RawMessage) string {
 	}
 	return quote(string(raw))
 }
-
-// transportError strips the URL that net/http puts in its errors, removes
-// any secret part of target (userinfo, path, query) that is still quoted,
-// and only then clips the text, so that no secret is cut in two and left
-// half visible.
-func transportError(err error, target *url.URL) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	msg := err.Error()
-	redacted := msg
-	password, _ := target.User.Password()
-	for _, secret := range []string{target.User.String(), target.User.Username(), password, target.EscapedPath(), target.Path, target.RawQuery, target.Query().Encode()} {
-		if len(secret) > 1 { // skip "" and "/"
-			redacted = strings.ReplaceAll(redacted, secret, "[redacted]")
-		}
-	}
-	e := &redactedError{msg: printable(redacted)}
-	if redacted == msg {
-		e.err = err // the chain quotes no secret, so errors.Is and errors.As may see it
-	}
-	return e
-}
-
-// redactedError is a transport error whose message has the endpoint's
-// secrets removed. It unwraps to the original error only when that error's
-// own text holds no secret: whoever unwraps an error may print it.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

@@ -7,23 +7,28 @@ import (
 	"unicode/utf8"
 )
 
-// Check's errors end up in operators' logs, and parts of them come from
-// providers: member values, RPC error messages, and the response bytes that
-// net/http cites when an answer is malformed. quote and printable are the
-// only ways such text enters a message; both keep it short and on one line,
-// so that a hostile provider can neither flood a log nor write a line of
-// its own into it.
+// Check's errors end up in operators' logs and terminals, and parts of them
+// come from outside: member values and RPC error messages from providers,
+// and the text of transport errors, which may cite response bytes, a
+// proxy's answer or whatever a custom Base wrote. quote and printable are
+// the only ways such text enters a message. Both keep it short, and both
+// escape the same runes: every one that strconv.IsPrint rejects (C0 and C1
+// controls, DEL, line and paragraph separators, bidirectional and
+// zero-width formatting, the BOM) and every byte that is not valid UTF-8.
+// So a hostile provider, proxy or Base can neither flood a log, nor write a
+// line of its own into it, nor reorder how it reads.
 
 // maxQuoted is how many bytes of one value from a provider a message shows.
 const maxQuoted = 100
 
-// maxTransportText is how many bytes of net/http's error text a message
+// maxTransportText is how many bytes of a transport error's text a message
 // shows: more than maxQuoted, since net/http's own explanation comes ahead
 // of any response bytes it cites.
 const maxTransportText = 300
 
 // quote shows a value that a provider sent: clipped to maxQuoted bytes, in
-// Go's double-quoted form, which escapes every control character.
+// Go's double-quoted form, which escapes exactly the runes that
+// strconv.IsPrint rejects and any invalid byte.
 func quote(text string) string {
 	text, cut := clip(text, maxQuoted)
 	if cut {
@@ -32,20 +37,28 @@ func quote(text string) string {
 	return strconv.Quote(text)
 }
 
-// printable shows net/http's error text: clipped to maxTransportText bytes,
-// with each control character written as a \x escape.
-func printable(msg string) string {
-	msg, cut := clip(msg, maxTransportText)
+// printable shows a transport error's text unquoted, escaping the same runes
+// as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), and each
+// invalid byte as \xNN. The result is at most maxTransportText bytes, escapes
+// included, plus "..." when text was cut; an escape is never cut in two.
+func printable(text string) string {
 	var b strings.Builder
-	for _, r := range msg {
-		if r < 0x20 || r == 0x7f {
-			fmt.Fprintf(&b, `\x%02x`, r)
-		} else {
-			b.WriteRune(r)
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		shown := text[i : i+size]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			shown = fmt.Sprintf(`\x%02x`, text[i])
+		case !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			shown = q[1 : len(q)-1]
 		}
-	}
-	if cut {
-		b.WriteString("...")
+		if b.Len()+len(shown) > maxTransportText {
+			b.WriteString("...")
+			break
+		}
+		b.WriteString(shown)
+		i += size
 	}
 	return b.String()
 }

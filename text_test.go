@@ -1,9 +1,15 @@
 package blocklag
 
 import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // forged is what a hostile provider would like to see as a line of its own
@@ -80,7 +86,7 @@ func TestQuote(t *testing.T) {
 		name, text, want string
 	}{
 		{"short text is quoted whole", "abc", `"abc"`},
-		{"control characters are escaped", "a\nb\rc\x1bd\x7f", `"a\nb\rc\x1bd\x7f"`},
+		{"hostile runes are escaped", "a\nb\x1bc\u0085d\u202ee\xff", `"a\nb\x1bc\u0085d\u202ee\xff"`},
 		{"long text is clipped", strings.Repeat("a", maxQuoted+50), `"` + strings.Repeat("a", maxQuoted) + `"...`},
 		{"a multi-byte character is not cut", strings.Repeat("a", maxQuoted-1) + "é" + "tail", `"` + strings.Repeat("a", maxQuoted-1) + `"...`},
 	}
@@ -93,15 +99,41 @@ func TestQuote(t *testing.T) {
 	}
 }
 
-// net/http's own error text can cite bytes of a malformed response; they
-// reach the message escaped and clipped.
+// hostileRunes are what a provider, a proxy or a Base would put into text
+// that reaches a message to forge or reorder log lines, each with the escape
+// that a message shows instead.
+var hostileRunes = []struct{ name, text, escaped string }{
+	{"a newline", "\n", `\n`},
+	{"an ESC", "\x1b", `\x1b`},
+	{"a NUL", "\x00", `\x00`},
+	{"a DEL", "\x7f", `\x7f`},
+	{"a NEL", "\u0085", `\u0085`},
+	{"an 8-bit CSI", "\u009b", `\u009b`},
+	{"a no-break space", "\u00a0", `\u00a0`},
+	{"a line separator", "\u2028", `\u2028`},
+	{"a paragraph separator", "\u2029", `\u2029`},
+	{"a right-to-left override", "\u202e", `\u202e`},
+	{"a left-to-right isolate", "\u2066", `\u2066`},
+	{"a right-to-left mark", "\u200f", `\u200f`},
+	{"a byte order mark", "\ufeff", `\ufeff`},
+	{"an invalid UTF-8 byte", "\xff", `\xff`},
+}
+
+// A transport error's text is shown unquoted, with each hostile rune
+// escaped as Go's quoting escapes it, and clipped without cutting an escape.
 func TestPrintable(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"plain text is kept", "unexpected EOF", "unexpected EOF"},
-		{"control characters are escaped", "malformed header \x1b[2J\r\n" + forged + "\x7f", `malformed header \x1b[2J\x0d\x0a` + forged + `\x7f`},
+		{"plain text is kept", `unexpected EOF "x" \ é`, `unexpected EOF "x" \ é`},
 		{"long text is clipped", strings.Repeat("a", maxTransportText+1), strings.Repeat("a", maxTransportText) + "..."},
+		{"an escape is not cut in two", strings.Repeat("a", maxTransportText-3) + "\u2028", strings.Repeat("a", maxTransportText-3) + "..."},
+		{"escapes count toward the limit", strings.Repeat("\x00", maxTransportText), strings.Repeat(`\x00`, maxTransportText/4) + "..."},
+	}
+	for _, r := range hostileRunes {
+		tests = append(tests, struct{ name, text, want string }{
+			r.name + " is escaped", "before" + r.text + "after", "before" + r.escaped + "after",
+		})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,4 +142,80 @@ func TestPrintable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Text from outside reaches a message escaped, whichever route it took: a
+// proxy's answer to CONNECT, an error from a custom Base, an error reading
+// the answer, and a malformed response that net/http cites. Each hostile
+// rune is tried on each route; the message must hold nothing that package
+// unicode would not print, and must still show the text around it.
+func TestHostileTextIsEscapedOnEveryRoute(t *testing.T) {
+	routes := []struct {
+		name string
+		cfg  func(t *testing.T, text string) Config
+	}{
+		{"a proxy's CONNECT reason", func(t *testing.T, text string) Config {
+			proxy := &url.URL{Scheme: "http", Host: rawServer(t, "HTTP/1.1 403 "+text+"\r\n\r\n")}
+			return Config{Endpoints: named("a", "https://rpc.example/"), Base: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+		}},
+		{"a Base error", func(t *testing.T, text string) Config {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New(text) })
+			return Config{Endpoints: named("a", "http://rpc.example/"), Base: base}
+		}},
+		{"a body read error", func(t *testing.T, text string) Config {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				body := io.NopCloser(iotest.ErrReader(errors.New(text)))
+				return &http.Response{StatusCode: http.StatusOK, Body: body, Header: http.Header{}, Request: r}, nil
+			})
+			return Config{Endpoints: named("a", "http://rpc.example/"), Base: base}
+		}},
+		{"a malformed header that net/http cites", func(t *testing.T, text string) Config {
+			return Config{Endpoints: named("a", "http://"+rawServer(t, "HTTP/1.1 200 OK\r\n"+text+"\r\n\r\n"))}
+		}},
+	}
+	for _, route := range routes {
+		for _, r := range hostileRunes {
+			t.Run(r.name+" in "+route.name, func(t *testing.T) {
+				m := mustNew(t, route.cfg(t, "before"+r.text+"after"))
+				pe := probeErrors(t, check(m))["a"]
+				if pe == nil {
+					t.Fatal("the probe did not fail")
+				}
+				msg := pe.Error()
+				if hasControl(msg) {
+					t.Errorf("message %q holds a rune that is not printable", msg)
+				}
+				if !strings.Contains(msg, "before") && !strings.Contains(msg, "after") {
+					t.Errorf("message %q does not show the text the route carried", msg)
+				}
+			})
+		}
+	}
+}
+
+// rawServer accepts connections on a loopback port until the test ends,
+// reads one request from each, answers it with the raw bytes given and hangs
+// up. It returns the host and port.
+func rawServer(t *testing.T, raw string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return // the listener closed
+			}
+			go func() {
+				defer conn.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+					io.WriteString(conn, raw)
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
 }
