@@ -112,9 +112,15 @@ func New(cfg Config) (*Monitor, error) {
 // ProbeError reports why one provider's probe failed. Every per-provider
 // failure that [Monitor.Check] returns is a *ProbeError, joined with the
 // others by [errors.Join]; use [errors.As] on each joined error to tell
-// which provider failed. Its message names the endpoint's ID, never contains
-// the endpoint's URL, and shows text from the provider only quoted and
-// clipped, without control characters.
+// which provider failed.
+//
+// Its message names the endpoint's ID and may show the host and port that a
+// dial used, a value the provider sent (quoted and clipped) and a transport
+// error's text (clipped). It never shows the URL's user name, password, path
+// or query, in any form, nor a rune that [strconv.IsPrint] rejects or a byte
+// that is not valid UTF-8: those are escaped, so a message is always one
+// printable line. No error reachable from it by unwrapping shows a secret
+// either.
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
