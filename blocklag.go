@@ -9,9 +9,8 @@
 // above one, the Quorum-th highest, so that one provider reporting an absurd
 // height cannot make every other one look behind. With [Config.ChainID] set,
 // a provider's height counts only once it has confirmed that chain through
-// eth_chainId. [Monitor.Eligible] answers from the last published snapshot
-// without I/O or locking, and has the type of the Eligible field of
-// [failnext.Config]:
+// eth_chainId. [Monitor.Eligible] answers from the last published snapshot,
+// and has the type of the Eligible field of [failnext.Config]:
 //
 //	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 //	...
@@ -188,7 +187,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("blocklag: check abandoned, previous snapshot kept: %w", err)
+		return fmt.Errorf("blocklag: check abandoned, nothing published: %w", err)
 	}
 	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked); s != nil {
 		m.current.Store(s)

@@ -47,18 +47,12 @@ type Config struct {
 	Quorum int
 
 	// ChainID, when non-zero, is the chain every provider must serve (1 for
-	// Ethereum mainnet). Until a provider has answered eth_chainId with this
-	// value, each Check sends it that question alongside its height probe,
-	// under the same ProbeTimeout and answer rules. A provider that names
-	// another chain, or whose eth_chainId request fails, fails its probe for
-	// that Check and its height is ignored: no snapshot a Check publishes
-	// makes it eligible or takes the reference from it. (Until a Check
-	// publishes, every provider is eligible, as always; so a Monitor whose
-	// providers all serve another chain stays that way, and each Check
-	// returns their errors.) The cost is one extra request per provider until
-	// it confirms. A confirmed provider is not asked again for the Monitor's
-	// lifetime, so one that is re-pointed to another chain later goes
-	// unnoticed. Zero means no chain check: eth_chainId is never sent.
+	// Ethereum mainnet). A provider's height counts only once it has answered
+	// eth_chainId with this value; until then each Check also asks it, and a
+	// provider that names another chain or fails to answer fails its probe in
+	// that Check. A confirmation is kept for the Monitor's lifetime, and is
+	// recorded even by a Check that publishes nothing. Zero means no chain
+	// check: eth_chainId is never sent.
 	ChainID uint64
 }
 

@@ -9,23 +9,26 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// fakeNode starts a JSON-RPC server that reports the given block height and
-// balance. Like many simple providers, it answers every request with id 1.
-// Real code points at real providers instead.
-func fakeNode(height, balance string) *httptest.Server {
+// fakeNode starts a JSON-RPC server that answers eth_blockNumber with
+// height, and each method named in answers (method, result, method,
+// result...) with the result that follows it. Like many simple providers,
+// it answers every request with id 1. Real code points at real providers
+// instead.
+func fakeNode(height string, answers ...string) *httptest.Server {
+	results := map[string]string{"eth_blockNumber": height}
+	for i := 0; i+1 < len(answers); i += 2 {
+		results[answers[i]] = answers[i+1]
+	}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Method string }
 		json.NewDecoder(r.Body).Decode(&req)
-		result := height
-		if req.Method == "eth_getBalance" {
-			result = balance
-		}
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%q}`, result)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%q}`, results[req.Method])
 	}))
 }
 
@@ -33,9 +36,9 @@ func fakeNode(height, balance string) *httptest.Server {
 // transport using monitor.Eligible sends a request meant for the primary to
 // the backup instead.
 func ExampleMonitor() {
-	primary := fakeNode("0x64", "0x0") // block 100
+	primary := fakeNode("0x64", "eth_getBalance", "0x0") // block 100
 	defer primary.Close()
-	backup := fakeNode("0x6e", "0x2a") // block 110
+	backup := fakeNode("0x6e", "eth_getBalance", "0x2a") // block 110
 	defer backup.Close()
 
 	endpoints := []failnext.Endpoint{
@@ -77,11 +80,103 @@ func ExampleMonitor() {
 	// balance: 0x2a
 }
 
+// With Quorum above one, the reference is the Quorum-th highest height, so
+// a provider far ahead of the others (here on another chain, or buggy) no
+// longer makes them all look behind. Each provider is named by its height.
+func ExampleConfig_quorum() {
+	var endpoints []failnext.Endpoint
+	for _, height := range []uint64{1000000000, 100, 99, 90} {
+		node := fakeNode(fmt.Sprintf("0x%x", height))
+		defer node.Close()
+		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(fmt.Sprint(height)), URL: node.URL})
+	}
+	for _, quorum := range []int{0, 2, 3, 5} {
+		monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, Quorum: quorum})
+		if err != nil {
+			panic(err)
+		}
+		if err := monitor.Check(context.Background()); err != nil {
+			panic(err)
+		}
+		st := monitor.Status()
+		var kept []failnext.EndpointID
+		for _, e := range st.Endpoints {
+			if e.Eligible {
+				kept = append(kept, e.ID)
+			}
+		}
+		fmt.Printf("Quorum %d: reference %d, eligible %v\n", quorum, st.Reference, kept)
+	}
+
+	// Output:
+	// Quorum 0: reference 1000000000, eligible [1000000000]
+	// Quorum 2: reference 100, eligible [1000000000 100 99]
+	// Quorum 3: reference 99, eligible [1000000000 100 99]
+	// Quorum 5: reference 90, eligible [1000000000 100 99 90]
+}
+
+// With ChainID set, a provider that serves another chain fails its probe:
+// it is not eligible, and its height, however high, is not the reference.
+func ExampleConfig_chainID() {
+	mainnet := fakeNode("0x64", "eth_chainId", "0x1") // block 100
+	defer mainnet.Close()
+	sepolia := fakeNode("0x3b9aca00", "eth_chainId", "0xaa36a7") // block 1000000000
+	defer sepolia.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{
+		Endpoints: []failnext.Endpoint{{ID: "mainnet", URL: mainnet.URL}, {ID: "sepolia", URL: sepolia.URL}},
+		MaxLag:    3,
+		ChainID:   1,
+	})
+	if err != nil {
+		panic(err)
+	}
+	err = monitor.Check(context.Background())
+	fmt.Println("check failed:", err != nil)
+	fmt.Println("reference:", monitor.Status().Reference)
+	fmt.Println("mainnet eligible:", monitor.Eligible("mainnet"))
+	fmt.Println("sepolia eligible:", monitor.Eligible("sepolia"))
+
+	// Output:
+	// check failed: true
+	// reference: 100
+	// mainnet eligible: true
+	// sepolia eligible: false
+}
+
+// With ProbeTimeout set, a provider that never answers fails its probe when
+// the timeout runs out, and the Check publishes with it ineligible.
+func ExampleConfig_probeTimeout() {
+	fast := fakeNode("0x64")
+	defer fast.Close()
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer hung.Close()
+	defer close(release) // before hung.Close, which waits for its handler
+
+	monitor, err := blocklag.New(blocklag.Config{
+		Endpoints:    []failnext.Endpoint{{ID: "fast", URL: fast.URL}, {ID: "hung", URL: hung.URL}},
+		ProbeTimeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		panic(err)
+	}
+	err = monitor.Check(context.Background())
+	fmt.Println("timed out:", errors.Is(err, context.DeadlineExceeded))
+	fmt.Println("fast eligible:", monitor.Eligible("fast"))
+	fmt.Println("hung eligible:", monitor.Eligible("hung"))
+
+	// Output:
+	// timed out: true
+	// fast eligible: true
+	// hung eligible: false
+}
+
 // When some providers fail, Check still publishes and returns one
 // *ProbeError per failed provider, joined; errors.As on each joined error
 // tells which provider failed and why.
 func ExampleProbeError() {
-	primary := fakeNode("0x64", "0x0")
+	primary := fakeNode("0x64")
 	defer primary.Close()
 	backup := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds every complete Go program (a ```go block that starts with
-# "package main") in README.md against this module, so that the README
-# cannot drift from the API. Run from anywhere; it cleans up after itself.
+# Builds every ```go block in README.md against this module, so that the
+# README cannot drift from the API. A block that starts with "package main"
+# is built as it stands. Any other block is a fragment: it goes into a file
+# of its own that imports a fixed set of packages and declares the names the
+# README's prose takes as given (monitor and endpoints from the Quick start,
+# and ctx, a Check's context). A fragment made only of declarations goes at
+# the file's top level; any other goes inside a function. A compile error
+# names the README's own line. Run from anywhere; it writes nothing into the
+# tree and cleans up after itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # A module of their own outside the tree, which takes blocklag and failnext
-# from this checkout as this module does, so nothing is written into it.
+# from this checkout as this module does.
 root=$(pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -25,29 +31,67 @@ replace github.com/yermakovsa/failnext-blocklag => $root
 replace github.com/yermakovsa/failnext => $root/third_party/failnext
 EOF
 
+# The start of every fragment's file. The list after the declarations uses
+# each import once, so a fragment need not use them all.
+export prelude='package fragment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/yermakovsa/failnext"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+)
+
+var (
+	ctx       context.Context
+	monitor   *blocklag.Monitor
+	endpoints []failnext.Endpoint
+)
+
+var _ = []any{json.Marshal, errors.New, fmt.Sprint, io.EOF, log.Printf, slog.Info,
+	http.DefaultTransport, os.Exit, strings.Cut, time.Now, failnext.New, blocklag.New}
+'
+
 awk -v dir="$dir" '
-	/^```go$/ { inside = 1; n++; body = ""; next }
+	/^```go$/ { inside = 1; start = NR + 1; body = ""; statements = 0; next }
 	/^```$/ && inside {
 		inside = 0
-		if (body ~ /^package main\n/) {
-			file = sprintf("%s/p%d/main.go", dir, n)
-			system("mkdir -p " dir "/p" n)
-			printf "%s", body > file
-			close(file)
-		}
+		pkg = sprintf("%s/line%d", dir, start)
+		system("mkdir -p " pkg)
+		file = pkg "/main.go"
+		directive = sprintf("//line README.md:%d\n", start)
+		if (body ~ /^package main\n/)
+			printf "%s%s", directive, body > file
+		else if (statements)
+			printf "%s\nfunc _() {\n%s%s}\n", ENVIRON["prelude"], directive, body > file
+		else
+			printf "%s\n%s%s", ENVIRON["prelude"], directive, body > file
+		close(file)
 		next
 	}
-	inside { body = body $0 "\n" }
+	inside {
+		body = body $0 "\n"
+		# A line at the left margin that is not a declaration, a comment or
+		# a closing bracket makes the block a list of statements.
+		if ($0 ~ /^[^ \t\/)}]/ && $0 !~ /^(func|type|var|const|package|import)[ (]/)
+			statements = 1
+	}
 ' README.md
 
-programs=0
-for program in "$dir"/p*; do
-	[ -d "$program" ] || continue
-	(cd "$dir" && go build -o /dev/null "./$(basename "$program")")
-	programs=$((programs + 1))
-done
-if [ "$programs" -eq 0 ]; then
-	echo "README.md has no complete Go program"
+blocks=$(find "$dir" -name main.go | wc -l)
+if [ "$blocks" -eq 0 ]; then
+	echo "README.md has no Go block"
 	exit 1
 fi
-echo "README.md: $programs program(s) build"
+(cd "$dir" && go build -o /dev/null ./...)
+echo "README.md: $blocks Go block(s) build"
