@@ -86,16 +86,17 @@ func mask(text string, forms []string) string {
 		if f == "" {
 			continue
 		}
+		marked := 0 // hidden[:marked] already covers this form's earlier occurrences
 		for start := 0; ; start++ {
 			i := strings.Index(text[start:], f)
 			if i < 0 {
 				break
 			}
 			start += i
-			for j := start; j < start+len(f); j++ {
+			for j := max(start, marked); j < start+len(f); j++ {
 				hidden[j] = true
 			}
-			found = true
+			marked, found = start+len(f), true
 		}
 	}
 	if !found {

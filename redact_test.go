@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -121,4 +123,38 @@ func TestMask(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRedaction builds an endpoint URL from fuzzed secrets, each holding
+// the word SECRET, and a transport error from a fuzzed template in which
+// each verb below stands for the URL, or one of its secret parts, in a form
+// that errors print. Whatever the mix, the message must show no secret and
+// nothing that could forge a log line.
+func FuzzRedaction(f *testing.F) {
+	f.Add("api", "pass", "v3/path", "q", `Post %q: dial %s: user %u pass %p path %e query %v %E`)
+	f.Add("pass", "pass", "pass", "pass", "%u%p%e%v")
+	f.Add("a\"b", "c\\d", "e f", "g\u00a0h", "%q\u2028%s")
+	f.Fuzz(func(t *testing.T, user, password, path, query, template string) {
+		u := &url.URL{Scheme: "http", Host: "rpc.example",
+			User:     url.UserPassword(user+"SECRET", password+"SECRET"),
+			Path:     "/" + path + "SECRET",
+			RawQuery: url.Values{"key": {query + "SECRET"}}.Encode()}
+		target, err := url.Parse(u.String())
+		if err != nil {
+			t.Skip()
+		}
+		for strings.Contains(template, "SECRET") {
+			template = strings.ReplaceAll(template, "SECRET", "")
+		}
+		text := strings.NewReplacer(
+			"%q", strconv.Quote(u.String()), "%s", u.String(),
+			"%u", user+"SECRET", "%p", password+"SECRET",
+			"%e", u.EscapedPath(), "%v", query+"SECRET", "%E", url.QueryEscape(query+"SECRET"),
+		).Replace(template)
+		err = transportError(errors.New(text), target)
+		if strings.Contains(err.Error(), "SECRET") || hasControl(err.Error()) {
+			t.Errorf("text %q gave the message %q", text, err)
+		}
+		assertNoSecret(t, err)
+	})
 }
