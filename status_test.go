@@ -198,7 +198,7 @@ func TestAdvanced(t *testing.T) {
 	tests := []struct {
 		name  string
 		steps []step
-		a, b  int // the step whose Checked each endpoint's Advanced shows; -1: zero
+		a, b  int // the step whose Checked the endpoint's Advanced shows
 		front int // the same for Status.Advanced
 	}{
 		{"the first counted height sets Advanced, height zero too", []step{at(0, 0)}, 0, 0, 0},
@@ -242,15 +242,9 @@ func TestAdvanced(t *testing.T) {
 				cancel()
 				times = append(times, m.Status().Checked)
 			}
-			timeOf := func(i int) time.Time {
-				if i < 0 {
-					return time.Time{}
-				}
-				return times[i]
-			}
 			st := m.Status()
 			got := []time.Time{st.Endpoints[0].Advanced, st.Endpoints[1].Advanced, st.Endpoints[2].Advanced, st.Advanced}
-			want := []time.Time{timeOf(tt.a), timeOf(tt.b), {}, timeOf(tt.front)}
+			want := []time.Time{times[tt.a], times[tt.b], {}, times[tt.front]}
 			for i, name := range []string{"a", "b", "c, never confirmed,", "Status"} {
 				if !got[i].Equal(want[i]) {
 					t.Errorf("%s Advanced = %v, want %v (Checks at %v)", name, got[i], want[i], times)
