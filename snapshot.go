@@ -74,8 +74,9 @@ func (p *progress) count(height uint64, checked time.Time) {
 // nothing to compare against, and leaves progress as it was. Otherwise a
 // successful endpoint is eligible when it is at most maxLag blocks behind the
 // reference height, and a failed one is not; progress, one per endpoint,
-// counts each successful height, so that it moves exactly when a snapshot
-// is built, and the snapshot shows it.
+// counts each successful height, and the snapshot shows it. Since progress
+// moves whenever a snapshot is built, the caller must publish every snapshot
+// it gets, and call compare only once it has decided to publish.
 func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, checked time.Time, progress []progress) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
