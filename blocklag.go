@@ -61,6 +61,12 @@ type Monitor struct {
 	// found after they have all finished.
 	confirmed []bool
 
+	// progress[i] is endpoint i's highest counted height and when it was
+	// first reached. Only the Check holding turn reads and writes it, and
+	// only in compare, once that Check has decided to publish; Status sees
+	// it through the snapshots that compare builds.
+	progress []progress
+
 	// current is the snapshot in force. New stores the fail-open one; after
 	// that only the Check holding turn stores. Eligible and Status load it at
 	// any time, and never see a snapshot change once loaded.
@@ -103,6 +109,7 @@ func New(cfg Config) (*Monitor, error) {
 		},
 		turn:      make(chan struct{}, 1),
 		confirmed: make([]bool, len(eps)),
+		progress:  make([]progress, len(eps)),
 	}
 	m.current.Store(failOpen(eps))
 	return m, nil
@@ -189,7 +196,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, nothing published: %w", err)
 	}
-	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked); s != nil {
+	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked, m.progress); s != nil {
 		m.current.Store(s)
 	}
 	var errs []error
