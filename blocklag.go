@@ -62,6 +62,12 @@ type Monitor struct {
 	// found after they have all finished.
 	confirmed []bool
 
+	// progress[i] is endpoint i's highest counted height and when it was
+	// first reached. Only the Check holding turn reads and writes it, and
+	// only in compare, once that Check has decided to publish; Status sees
+	// it through the snapshots that compare builds.
+	progress []progress
+
 	// current is the snapshot in force. New stores the fail-open one; after
 	// that only the Check holding turn stores. Eligible and Status load it at
 	// any time, and never see a snapshot change once loaded.
@@ -104,6 +110,7 @@ func New(cfg Config) (*Monitor, error) {
 		},
 		turn:      make(chan struct{}, 1),
 		confirmed: make([]bool, len(eps)),
+		progress:  make([]progress, len(eps)),
 	}
 	m.current.Store(failOpen(eps))
 	return m, nil
@@ -184,7 +191,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, previous snapshot kept: %w", err)
 	}
-	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked); s != nil {
+	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked, m.progress); s != nil {
 		m.current.Store(s)
 	}
 	var errs []error

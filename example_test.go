@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 
 	"github.com/yermakovsa/failnext"
@@ -111,4 +113,37 @@ func ExampleProbeError() {
 	// backup failed: HTTP status 503
 	// primary eligible: true
 	// backup eligible: false
+}
+
+// Status logs through log/slog as one group with a group per provider. The
+// handler here drops the time-valued attributes (the record's time, checked
+// and advanced) only so that the output below stays the same on every run.
+func ExampleMonitor_Status() {
+	primary := fakeNode("0x64", "0x0") // block 100
+	defer primary.Close()
+	backup := fakeNode("0x6e", "0x0") // block 110
+	defer backup.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{
+		{ID: "primary", URL: primary.URL},
+		{ID: "backup", URL: backup.URL},
+	}, MaxLag: 3})
+	if err != nil {
+		panic(err)
+	}
+	if err := monitor.Check(context.Background()); err != nil {
+		fmt.Println("check:", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindTime {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	logger.Info("lag check", "status", monitor.Status())
+
+	// Output:
+	// level=INFO msg="lag check" status.reference=110 status.primary.eligible=false status.primary.height=100 status.primary.lag=10 status.backup.eligible=true status.backup.height=110 status.backup.lag=0
 }

@@ -52,12 +52,31 @@ type outcome struct {
 	confirmed bool
 }
 
+// progress is what one endpoint has shown over the published Checks: the
+// highest height it reported, and the Checked time of the Check in which it
+// first reported that height. A zero advanced means no height has counted
+// yet, since a Check's time is never zero.
+type progress struct {
+	top      uint64
+	advanced time.Time
+}
+
+// count records height as reported at checked, moving advanced only when
+// height is above every height counted before.
+func (p *progress) count(height uint64, checked time.Time) {
+	if p.advanced.IsZero() || height > p.top {
+		p.top, p.advanced = height, checked
+	}
+}
+
 // compare judges one Check's outcomes, given in endpoint order, as of
 // checked. It returns nil when no probe succeeded, since there is then
-// nothing to compare against. Otherwise a successful endpoint is eligible
-// when it is at most maxLag blocks behind the reference height, and a failed
-// one is not.
-func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, checked time.Time) *snapshot {
+// nothing to compare against, and leaves progress as it was. Otherwise a
+// successful endpoint is eligible when it is at most maxLag blocks behind the
+// reference height, and a failed one is not; progress, one per endpoint,
+// counts each successful height, so that it moves exactly when a snapshot
+// is built, and the snapshot shows it.
+func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, checked time.Time, progress []progress) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.err == nil {
@@ -78,6 +97,11 @@ func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, chec
 				e.Lag = ref - o.height
 			}
 			e.Eligible = e.Lag <= maxLag
+			progress[i].count(o.height, checked)
+		}
+		e.Advanced = progress[i].advanced
+		if e.Eligible && e.Advanced.After(s.status.Advanced) {
+			s.status.Advanced = e.Advanced
 		}
 		s.add(e)
 	}

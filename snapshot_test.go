@@ -59,7 +59,7 @@ func TestCompare(t *testing.T) {
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := compare(eps, tt.outcomes, tt.maxLag, tt.quorum, time.Time{})
+			s := compare(eps, tt.outcomes, tt.maxLag, tt.quorum, time.Time{}, make([]progress, len(eps)))
 			if tt.want == nil {
 				if s != nil {
 					t.Fatalf("compare published %v, want nothing", s.eligible)

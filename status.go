@@ -1,6 +1,8 @@
 package blocklag
 
 import (
+	"encoding/json"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -8,8 +10,10 @@ import (
 )
 
 // Status is what the verdicts in force rest on: the snapshot that Eligible
-// answers from, for logs, dashboards and alerts. blocklag exports no metrics
-// itself; Status gives the numbers to whoever does.
+// answers from, for logs, dashboards and alerts. It marshals to JSON for a
+// status page and logs through log/slog as a group. blocklag itself exports
+// no metrics: the module github.com/yermakovsa/failnext-blocklag/blocklagprom
+// turns Status into Prometheus gauges.
 //
 // Before the first Check publishes, Status describes the fail-open state:
 // Checked is zero, Reference is 0, and every endpoint is eligible with no
@@ -28,7 +32,11 @@ type Status struct {
 	Reference uint64
 
 	// Advanced is the latest Advanced among the endpoints that are eligible
-	// in this snapshot: when the front last moved. Zero while fail-open.
+	// in this snapshot: when the front last moved. Zero while fail-open. A
+	// lagging endpoint catching up does not move it, nor does one dipping
+	// and recovering. It never changes a verdict, and some chains make no
+	// blocks while idle; alert when it falls far behind Checked if yours
+	// should not stand still.
 	Advanced time.Time
 
 	// Endpoints has one entry per configured endpoint, in configured order.
@@ -59,7 +67,9 @@ type EndpointStatus struct {
 
 	// Advanced is the Checked time of the latest published Check in which
 	// the endpoint reported a height above every height it had reported in
-	// earlier published Checks. Zero until its first height counts.
+	// earlier published Checks, its first counted height included. A failed
+	// probe keeps it as it was. Zero until its first height counts, so
+	// always zero for an endpoint that has not confirmed Config.ChainID.
 	Advanced time.Time
 }
 
@@ -78,4 +88,71 @@ func (m *Monitor) Status() Status {
 	st := s.status
 	st.Endpoints = slices.Clone(st.Endpoints)
 	return st
+}
+
+// MarshalJSON gives the members checked, reference, advanced and endpoints,
+// in that order, with the times in RFC 3339. A zero time is left out, so a
+// fail-open Status has neither checked nor advanced. endpoints is always an
+// array, empty for the zero Status.
+func (s Status) MarshalJSON() ([]byte, error) {
+	eps := s.Endpoints
+	if eps == nil {
+		eps = []EndpointStatus{}
+	}
+	return json.Marshal(struct {
+		Checked   time.Time        `json:"checked,omitzero"`
+		Reference uint64           `json:"reference"`
+		Advanced  time.Time        `json:"advanced,omitzero"`
+		Endpoints []EndpointStatus `json:"endpoints"`
+	}{s.Checked, s.Reference, s.Advanced, eps})
+}
+
+// MarshalJSON gives the members id, eligible, height, lag, advanced and
+// error, in that order. height and lag are always there; a zero advanced is
+// left out, and error, the message of Err, is there only when Err is set.
+func (e EndpointStatus) MarshalJSON() ([]byte, error) {
+	var msg string
+	if e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return json.Marshal(struct {
+		ID       failnext.EndpointID `json:"id"`
+		Eligible bool                `json:"eligible"`
+		Height   uint64              `json:"height"`
+		Lag      uint64              `json:"lag"`
+		Advanced time.Time           `json:"advanced,omitzero"`
+		Error    string              `json:"error,omitempty"`
+	}{e.ID, e.Eligible, e.Height, e.Lag, e.Advanced, msg})
+}
+
+// LogValue makes a Status log through log/slog as a group: checked,
+// reference and advanced, each left out when zero, then one group per
+// endpoint, keyed by its ID and in configured order, holding eligible,
+// height, lag, and error only when Err is set. With a TextHandler,
+// slog.Info("check", "status", st) gives keys such as status.reference and
+// status.primary.lag.
+func (s Status) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 3+len(s.Endpoints))
+	if !s.Checked.IsZero() {
+		attrs = append(attrs, slog.Time("checked", s.Checked))
+	}
+	if s.Reference != 0 {
+		attrs = append(attrs, slog.Uint64("reference", s.Reference))
+	}
+	if !s.Advanced.IsZero() {
+		attrs = append(attrs, slog.Time("advanced", s.Advanced))
+	}
+	for _, e := range s.Endpoints {
+		attrs = append(attrs, slog.Attr{Key: string(e.ID), Value: e.logValue()})
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// logValue is one endpoint's group in Status.LogValue.
+func (e EndpointStatus) logValue() slog.Value {
+	attrs := []slog.Attr{slog.Bool("eligible", e.Eligible), slog.Uint64("height", e.Height), slog.Uint64("lag", e.Lag)}
+	if e.Err != nil {
+		attrs = append(attrs, slog.String("error", e.Err.Error()))
+	}
+	return slog.GroupValue(attrs...)
 }
