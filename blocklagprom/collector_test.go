@@ -126,6 +126,15 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
 			`blocklag_reference_height{}`:                     110,
 		}, []string{"backup"}},
+		{"a provider whose probe fails keeps the time it last advanced", [][2]int64{{100, 110}, {down, 111}}, map[string]float64{
+			`blocklag_provider_eligible{provider="primary"}`:  0,
+			`blocklag_provider_eligible{provider="backup"}`:   1,
+			`blocklag_provider_up{provider="primary"}`:        0,
+			`blocklag_provider_up{provider="backup"}`:         1,
+			`blocklag_provider_height{provider="backup"}`:     111,
+			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
+			`blocklag_reference_height{}`:                     111,
+		}, []string{"primary", "backup"}},
 		{"a check in which every probe fails leaves the exported gauges as they were", [][2]int64{{100, 110}, {down, down}}, published, []string{"primary", "backup"}},
 	}
 	for _, tt := range tests {
