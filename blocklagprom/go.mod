@@ -25,8 +25,9 @@ require (
 // This module builds and tests against the blocklag in this repository and
 // the failnext stand-in in third_party/failnext, which has the same API as
 // failnext v0.6.0. A replace directive applies only when this module is the
-// main module: modules that depend on blocklagprom ignore it and get the
-// versions required above.
+// main module: modules that depend on blocklagprom ignore both and get the
+// versions required above. blocklag v0.0.0 stands for this checkout; once
+// blocklag has a release tag, the require should name it.
 replace (
 	github.com/yermakovsa/failnext => ../third_party/failnext
 	github.com/yermakovsa/failnext-blocklag => ../
