@@ -16,6 +16,9 @@
 // With -chain-id, a provider's height counts only once the provider has
 // confirmed that chain ID; -dev sets it to the dev chain's unless told
 // otherwise.
+//
+// With -metrics-addr, it also serves blocklag's Prometheus gauges at
+// /metrics on that address.
 package main
 
 import (
@@ -53,13 +56,14 @@ type settings struct {
 	quorum                    int
 	chainID                   uint64
 	chainIDSet                bool // -chain-id was given, so -dev keeps it
+	metricsAddr               string
 
 	dev                       bool
 	devFailAfter, devDuration time.Duration
 }
 
 // run is the whole command: it returns the exit status, 2 for bad flags or
-// environment, 1 when the dev nodes cannot start, and 0 after a clean
+// environment (a -metrics-addr it cannot listen on included), 1 when the dev nodes cannot start, and 0 after a clean
 // shutdown when ctx ends (or, with -dev-duration, when the demo is over).
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) int {
 	logger := log.New(out, "", log.LstdFlags)
@@ -103,6 +107,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil { // blocklag's errors name the endpoint, never its URL
 		logger.Print(err)
 		return 2
+	}
+	if s.metricsAddr != "" {
+		metrics, err := serveMetrics(s.metricsAddr, monitor, logger)
+		if err != nil {
+			logger.Print(err)
+			return 2
+		}
+		defer metrics.stop()
+		logger.Printf("metrics: serving %s", metrics.url())
 	}
 	client, err := newClient(ctx, endpoints, monitor)
 	if err != nil { // not expected once blocklag accepted the same endpoints
@@ -150,6 +163,7 @@ func parseFlags(args []string, out io.Writer) (settings, error) {
 	fs.DurationVar(&s.probeTimeout, "probe-timeout", 0, "limit for each provider's probe (0: the check's limit)")
 	fs.IntVar(&s.quorum, "quorum", 0, "take the reference height as the quorum-th highest (0: the highest)")
 	fs.Uint64Var(&s.chainID, "chain-id", 0, "chain ID every provider must confirm, 1 for mainnet (0: no chain check; -dev: the dev chain's)")
+	fs.StringVar(&s.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100 (empty: off)")
 	fs.BoolVar(&s.dev, "dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
 	fs.DurationVar(&s.devFailAfter, "dev-fail-after", 20*time.Second, "with -dev: when to stop the fast node")
 	fs.DurationVar(&s.devDuration, "dev-duration", 0, "with -dev: end the demo after this long (0: run until Ctrl-C)")

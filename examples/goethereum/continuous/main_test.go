@@ -28,6 +28,7 @@ func TestRunRejectsBadEnvironment(t *testing.T) {
 			"ETH_RPC_BACKUP_URL":  "http://b",
 		}, nil, "fragment"},
 		{"a bad flag", map[string]string{"ETH_RPC_PRIMARY_URL": "http://a", "ETH_RPC_BACKUP_URL": "http://b"}, []string{"-check-every", "soon"}, "check-every"},
+		{"a metrics address it cannot listen on", map[string]string{"ETH_RPC_PRIMARY_URL": "http://a", "ETH_RPC_BACKUP_URL": "http://b"}, []string{"-metrics-addr", "127.0.0.1:no-port"}, "metrics:"},
 		{"a negative quorum", map[string]string{"ETH_RPC_PRIMARY_URL": "http://a", "ETH_RPC_BACKUP_URL": "http://b"}, []string{"-quorum", "-1"}, "Quorum"},
 	}
 	for _, tt := range tests {

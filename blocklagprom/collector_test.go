@@ -1,0 +1,266 @@
+package blocklagprom_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/yermakovsa/failnext"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
+)
+
+// down is the height a provider answers with HTTP 503 instead.
+const down = -1
+
+// provider is a fake JSON-RPC provider whose height a test changes between
+// Checks; the handler may read it at any time, hence the atomic.
+type provider struct {
+	*httptest.Server
+	height atomic.Int64
+}
+
+func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := p.height.Load()
+	if h == down {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":"0x%x"}`, h)
+}
+
+// newPair returns a Monitor with MaxLag 3 over two fake providers, with the
+// IDs "primary" and "backup".
+func newPair(t *testing.T) (*blocklag.Monitor, [2]*provider) {
+	t.Helper()
+	var ps [2]*provider
+	var endpoints []failnext.Endpoint
+	for i, id := range []failnext.EndpointID{"primary", "backup"} {
+		ps[i] = &provider{}
+		ps[i].Server = httptest.NewServer(ps[i])
+		t.Cleanup(ps[i].Close)
+		endpoints = append(endpoints, failnext.Endpoint{ID: id, URL: ps[i].URL})
+	}
+	m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ps
+}
+
+// checkAt sets the providers' heights and runs one Check, whose probe
+// errors are expected and ignored.
+func checkAt(t *testing.T, m *blocklag.Monitor, ps [2]*provider, heights [2]int64) {
+	t.Helper()
+	for i, h := range heights {
+		ps[i].height.Store(h)
+	}
+	m.Check(context.Background())
+}
+
+// gauges gathers g and returns every series, as name{label="value",...},
+// with its value. It reports a failed Gather with t.Error, so that scraping
+// goroutines may call it too.
+func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Errorf("gather: %v", err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// The collector exports what Status says, and leaves out what does not
+// apply: everything but eligibility while fail-open, and the height and lag
+// of a provider whose probe failed.
+func TestCollectorExportsTheStatusInForce(t *testing.T) {
+	published := map[string]float64{
+		`blocklag_provider_eligible{provider="primary"}`:   0,
+		`blocklag_provider_eligible{provider="backup"}`:    1,
+		`blocklag_provider_up{provider="primary"}`:         1,
+		`blocklag_provider_up{provider="backup"}`:          1,
+		`blocklag_provider_height{provider="primary"}`:     100,
+		`blocklag_provider_height{provider="backup"}`:      110,
+		`blocklag_provider_lag_blocks{provider="primary"}`: 10,
+		`blocklag_provider_lag_blocks{provider="backup"}`:  0,
+		`blocklag_reference_height{}`:                      110,
+	}
+	tests := []struct {
+		name     string
+		checks   [][2]int64 // each Check's heights, primary and backup
+		want     map[string]float64
+		advanced []string // the providers with an advanced timestamp
+	}{
+		{"before any check every provider is exported eligible and nothing else", nil, map[string]float64{
+			`blocklag_provider_eligible{provider="primary"}`: 1,
+			`blocklag_provider_eligible{provider="backup"}`:  1,
+		}, nil},
+		{"a published check exports every provider's verdict, height and lag", [][2]int64{{100, 110}}, published, []string{"primary", "backup"}},
+		{"a failed probe is exported down and ineligible without height or lag", [][2]int64{{down, 110}}, map[string]float64{
+			`blocklag_provider_eligible{provider="primary"}`:  0,
+			`blocklag_provider_eligible{provider="backup"}`:   1,
+			`blocklag_provider_up{provider="primary"}`:        0,
+			`blocklag_provider_up{provider="backup"}`:         1,
+			`blocklag_provider_height{provider="backup"}`:     110,
+			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
+			`blocklag_reference_height{}`:                     110,
+		}, []string{"backup"}},
+		{"a provider whose probe fails keeps the time it last advanced", [][2]int64{{100, 110}, {down, 111}}, map[string]float64{
+			`blocklag_provider_eligible{provider="primary"}`:  0,
+			`blocklag_provider_eligible{provider="backup"}`:   1,
+			`blocklag_provider_up{provider="primary"}`:        0,
+			`blocklag_provider_up{provider="backup"}`:         1,
+			`blocklag_provider_height{provider="backup"}`:     111,
+			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
+			`blocklag_reference_height{}`:                     111,
+		}, []string{"primary", "backup"}},
+		{"a check in which every probe fails leaves the exported gauges as they were", [][2]int64{{100, 110}, {down, down}}, published, []string{"primary", "backup"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, ps := newPair(t)
+			for _, heights := range tt.checks {
+				checkAt(t, m, ps, heights)
+			}
+			c := blocklagprom.NewCollector(m)
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(c)
+			got := gauges(t, reg)
+
+			st := m.Status()
+			want := maps.Clone(tt.want)
+			if len(tt.checks) > 0 {
+				want[`blocklag_checked_timestamp_seconds{}`] = seconds(st.Checked)
+				want[`blocklag_advanced_timestamp_seconds{}`] = seconds(st.Advanced)
+			}
+			for _, id := range tt.advanced {
+				for _, e := range st.Endpoints {
+					if string(e.ID) == id {
+						want[`blocklag_provider_advanced_timestamp_seconds{provider="`+id+`"}`] = seconds(e.Advanced)
+					}
+				}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("gathered\n%v\nwant\n%v", got, want)
+			}
+			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+				t.Errorf("lint: %v %v", problems, err)
+			}
+		})
+	}
+}
+
+// A collector never panics a scrape: a nil Monitor exports nothing, and an
+// endpoint ID that is no valid label value fails the scrape with an error.
+func TestCollectorOnOddMonitorsDoesNotPanic(t *testing.T) {
+	odd, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{{ID: "bad\xff", URL: "http://127.0.0.1:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		monitor *blocklag.Monitor
+		wantErr bool
+	}{
+		{"a nil monitor exports nothing", nil, false},
+		{"an ID that is not UTF-8 fails the scrape", odd, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(blocklagprom.NewCollector(tt.monitor))
+			families, err := reg.Gather()
+			if (err != nil) != tt.wantErr || (!tt.wantErr && len(families) > 0) {
+				t.Errorf("gathered %v, error %v; want error: %v", families, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Two Monitors share one registry when each collector is registered
+// through a registerer that adds its own chain label; a collector
+// registered without it is refused, since its metrics clash.
+func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	for i, chain := range []string{"mainnet", "sepolia"} {
+		m, ps := newPair(t)
+		checkAt(t, m, ps, [2]int64{int64(100 * (i + 1)), int64(100 * (i + 1))})
+		prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg).MustRegister(blocklagprom.NewCollector(m))
+		if err := reg.Register(blocklagprom.NewCollector(m)); err == nil {
+			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
+		}
+	}
+	got := gauges(t, reg)
+	for series, want := range map[string]float64{
+		`blocklag_reference_height{chain="mainnet"}`:                   100,
+		`blocklag_reference_height{chain="sepolia"}`:                   200,
+		`blocklag_provider_height{chain="mainnet",provider="backup"}`:  100,
+		`blocklag_provider_height{chain="sepolia",provider="primary"}`: 200,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, want)
+		}
+	}
+}
+
+// Scrapes that run while Checks publish each see one whole check: the lag
+// of every provider is the reference minus its height, and its verdict
+// follows from that lag.
+func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
+	m, ps := newPair(t)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(blocklagprom.NewCollector(m))
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range int64(50) { // the backup gains a block on the primary each time
+			checkAt(t, m, ps, [2]int64{100 + i, 100 + 2*i})
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for scraping := true; scraping; {
+				select {
+				case <-done:
+					scraping = false // one last scrape after the last Check
+				default:
+				}
+				g := gauges(t, reg)
+				ref, ok := g[`blocklag_reference_height{}`]
+				for _, id := range []string{"primary", "backup"} {
+					height, lag := g[`blocklag_provider_height{provider="`+id+`"}`], g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
+					eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
+					if ok && (lag != ref-height || (eligible == 1) != (lag <= 3)) {
+						t.Errorf("%s: reference %v, height %v, lag %v, eligible %v: not from one check", id, ref, height, lag, eligible)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,85 @@
+package blocklagprom_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/yermakovsa/failnext"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
+)
+
+// fakeNode starts a JSON-RPC server that reports the given block height to
+// every request, with id 1 as many simple providers do. Real code points at
+// real providers instead.
+func fakeNode(height string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%q}`, height)
+	}))
+}
+
+// After a Check, the registry holds each provider's verdict, height and
+// lag. The timestamp gauges are left out of the printed lines because their
+// values change from run to run.
+func ExampleNewCollector() {
+	primary := fakeNode("0x64") // block 100
+	defer primary.Close()
+	backup := fakeNode("0x6e") // block 110
+	defer backup.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{
+		Endpoints: []failnext.Endpoint{
+			{ID: "primary", URL: primary.URL},
+			{ID: "backup", URL: backup.URL},
+		},
+		MaxLag: 3,
+	})
+	if err != nil {
+		panic(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(blocklagprom.NewCollector(monitor))
+	if err := monitor.Check(context.Background()); err != nil {
+		fmt.Println("check:", err)
+	}
+
+	families, err := reg.Gather()
+	if err != nil {
+		panic(err)
+	}
+	var lines []string
+	for _, f := range families {
+		if strings.HasSuffix(f.GetName(), "_timestamp_seconds") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			series := f.GetName()
+			if len(labels) > 0 {
+				series += "{" + strings.Join(labels, ",") + "}"
+			}
+			lines = append(lines, fmt.Sprintf("%s %g", series, m.GetGauge().GetValue()))
+		}
+	}
+	sort.Strings(lines)
+	fmt.Println(strings.Join(lines, "\n"))
+
+	// Output:
+	// blocklag_provider_eligible{provider="backup"} 1
+	// blocklag_provider_eligible{provider="primary"} 0
+	// blocklag_provider_height{provider="backup"} 110
+	// blocklag_provider_height{provider="primary"} 100
+	// blocklag_provider_lag_blocks{provider="backup"} 0
+	// blocklag_provider_lag_blocks{provider="primary"} 10
+	// blocklag_provider_up{provider="backup"} 1
+	// blocklag_provider_up{provider="primary"} 1
+	// blocklag_reference_height 110
+}

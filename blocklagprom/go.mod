@@ -1,0 +1,34 @@
+module github.com/yermakovsa/failnext-blocklag/blocklagprom
+
+go 1.24
+
+require (
+	github.com/prometheus/client_golang v1.23.2
+	github.com/yermakovsa/failnext v0.6.0
+	github.com/yermakovsa/failnext-blocklag v0.0.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.2 // indirect
+	github.com/prometheus/common v0.66.1 // indirect
+	github.com/prometheus/procfs v0.16.1 // indirect
+	go.yaml.in/yaml/v2 v2.4.2 // indirect
+	golang.org/x/sys v0.35.0 // indirect
+	google.golang.org/protobuf v1.36.8 // indirect
+)
+
+// This module builds and tests against the blocklag in this repository and
+// the failnext stand-in in third_party/failnext, which has the same API as
+// failnext v0.6.0. A replace directive applies only when this module is the
+// main module: modules that depend on blocklagprom ignore both and get the
+// versions required above. blocklag v0.0.0 stands for this checkout; once
+// blocklag has a release tag, the require should name it.
+replace (
+	github.com/yermakovsa/failnext => ../third_party/failnext
+	github.com/yermakovsa/failnext-blocklag => ../
+)
