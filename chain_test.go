@@ -81,7 +81,7 @@ func TestProviderOnAnotherChainIsNeverEligible(t *testing.T) {
 			if got, want := verdicts(m, "a", "b", "other"), []bool{true, true, false}; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("verdicts %v, want %v", got, want)
 			}
-			const want = `blocklag: endpoint "other": chain ID 0xaa36a7, want 0x1`
+			const want = `blocklag: endpoint "other": chain ID 11155111 (0xaa36a7), want 1`
 			if err == nil || err.Error() != want {
 				t.Errorf("Check error %v, want %q", err, want)
 			}
@@ -130,7 +130,7 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 		confirms   bool   // the first Check already confirms
 	}{
 		{"a failed chain ID request", "", false, "chain ID request: HTTP status 503", false},
-		{"another chain", `"0xaa36a7"`, false, "chain ID 0xaa36a7, want 0x1", false},
+		{"another chain", `"0xaa36a7"`, false, "chain ID 11155111 (0xaa36a7), want 1", false},
 		{"both requests failing, reported as the chain ID failure", "", true, "chain ID request: HTTP status 503", false},
 		{"a failed height probe beside the right chain", `"0x1"`, true, "HTTP status 502", true},
 	}
