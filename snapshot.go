@@ -44,14 +44,6 @@ func (s *snapshot) add(e EndpointStatus) {
 	s.status.Endpoints = append(s.status.Endpoints, e)
 }
 
-// outcome is what one probe found: a height, or the reason it failed, and
-// whether the provider confirmed Config.ChainID in this probe.
-type outcome struct {
-	height    uint64
-	err       error
-	confirmed bool
-}
-
 // compare judges one Check's outcomes, given in endpoint order, as of
 // checked. It returns nil when no probe succeeded, since there is then
 // nothing to compare against. Otherwise a successful endpoint is eligible
