@@ -43,12 +43,9 @@ var benchIDs = []failnext.EndpointID{"primary", "backup", "unknown"}
 // when checked is true.
 func benchMonitor(b *testing.B, checked bool) *Monitor {
 	primary, backup := newProvider(b, 100), newProvider(b, 110)
-	m, err := New(Config{Endpoints: named("primary", primary.URL, "backup", backup.URL), MaxLag: 3})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := mustNew(b, Config{Endpoints: named("primary", primary.URL, "backup", backup.URL), MaxLag: 3})
 	if checked {
-		if err := m.Check(context.Background()); err != nil {
+		if err := check(m); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -134,7 +131,6 @@ func BenchmarkCheckWall(b *testing.B) {
 	if err := m.Check(context.Background()); err != nil { // open the connections
 		b.Fatal(err)
 	}
-	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
 		if err := m.Check(context.Background()); err != nil {
@@ -155,21 +151,7 @@ func BenchmarkCheck(b *testing.B) {
 				pairs = append(pairs, fmt.Sprint("p", i), newProvider(b, 100).URL)
 			}
 			m := mustNew(b, Config{Endpoints: named(pairs...), Base: benchTransport(b)})
-			if err := m.Check(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			var before, after runtimeCounts
-			before.read()
-			for b.Loop() {
-				if err := m.Check(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-			}
-			after.read()
-			probes := float64(b.N * n)
-			b.ReportMetric(float64(after.bytes-before.bytes)/probes, "B/probe")
-			b.ReportMetric(float64(after.allocs-before.allocs)/probes, "allocs/probe")
+			perProbe(b, n, func() error { return m.Check(context.Background()) })
 		})
 	}
 }
@@ -177,35 +159,24 @@ func BenchmarkCheck(b *testing.B) {
 // BenchmarkJudge measures judging one typical answer, the part of a probe's
 // cost that is blocklag's own rather than net/http's.
 func BenchmarkJudge(b *testing.B) {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := judge(200, body); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchJudge(b, `{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}`)
 }
 
 // BenchmarkJudgeOtherForm measures judging a valid answer in a form other
 // than the compact one real nodes send (here the id comes first), which the
 // full parser decides.
 func BenchmarkJudgeOtherForm(b *testing.B) {
-	body := []byte(`{"id":1,"jsonrpc":"2.0","result":"0x1521a3f"}`)
+	benchJudge(b, `{"id":1,"jsonrpc":"2.0","result":"0x1521a3f"}`)
+}
+
+func benchJudge(b *testing.B, answer string) {
+	body := []byte(answer)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := judge(200, body); err != nil {
+		if _, err := judge(body); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-// runtimeCounts are the process's allocation totals at one moment.
-type runtimeCounts struct{ bytes, allocs uint64 }
-
-func (c *runtimeCounts) read() {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	c.bytes, c.allocs = m.TotalAlloc, m.Mallocs
 }
 
 // BenchmarkCheckHugeAnswer measures a Check against a provider that streams
@@ -357,15 +328,15 @@ func perProbe(b *testing.B, probes int, round func() error) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	var before, after runtimeCounts
-	before.read()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		if err := round(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	after.read()
+	runtime.ReadMemStats(&after)
 	n := float64(b.N * probes)
-	b.ReportMetric(float64(after.bytes-before.bytes)/n, "B/probe")
-	b.ReportMetric(float64(after.allocs-before.allocs)/n, "allocs/probe")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/probe")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/probe")
 }

@@ -3,11 +3,9 @@ package blocklag
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
+	"reflect"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,18 +14,15 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-func TestFailOpenUntilFirstPublish(t *testing.T) {
-	m := mustNew(t, Config{Endpoints: named("a", "http://127.0.0.1:1", "b", "http://127.0.0.1:1")})
-	if got := verdicts(m, "a", "b", "c", ""); !slices.Equal(got, []bool{true, true, false, false}) {
-		t.Errorf("before any Check: a, b, c, \"\" = %v, want configured IDs only", got)
-	}
-	p := newProvider(t, 5)
-	m = mustNew(t, Config{Endpoints: named("a", p.URL)})
-	if err := check(m); err != nil {
-		t.Fatal(err)
-	}
-	if m.Eligible("c") {
-		t.Error("an unknown ID became eligible after a Check")
+// Eligible answers for configured IDs only: each is eligible until the
+// first Check publishes, then as that Check judged it. It allocates nothing.
+func TestEligible(t *testing.T) {
+	m := mustNew(t, Config{Endpoints: named("a", newProvider(t, 5).URL, "b", "http://127.0.0.1:1")})
+	wantEligible(t, m, verdicts{"a": true, "b": true, "c": false, "": false})
+	check(m) // publishes, with b's probe failed
+	wantEligible(t, m, verdicts{"a": true, "b": false, "c": false, "": false})
+	if allocs := testing.AllocsPerRun(100, func() { m.Eligible("a"); m.Eligible("c") }); allocs != 0 {
+		t.Errorf("Eligible allocates %v times per call", allocs)
 	}
 }
 
@@ -37,15 +32,18 @@ func TestMonitorNotMadeByNew(t *testing.T) {
 			if err := m.Check(context.Background()); err == nil {
 				t.Error("Check returned nil")
 			}
-			if m.Eligible("a") || m.Eligible("") {
-				t.Error("Eligible returned true")
+			wantEligible(t, m, verdicts{"a": false, "": false})
+			if st := m.Status(); !reflect.DeepEqual(st, Status{}) {
+				t.Errorf("Status = %+v, want the zero Status", st)
 			}
 		})
 	}
 }
 
-// Probes run concurrently, and Check waits for every one of them.
-func TestCheckWaitsForEveryProbe(t *testing.T) {
+// While a Check's probes are in flight they all run at once, Eligible and
+// Status answer from the snapshot in force without waiting for them, and
+// Check returns only once every probe has finished.
+func TestCheckInFlight(t *testing.T) {
 	var finished atomic.Int32
 	started := make(chan struct{}, 3)
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -63,6 +61,10 @@ func TestCheckWaitsForEveryProbe(t *testing.T) {
 	for range 3 {
 		<-started
 	}
+	wantEligible(t, m, verdicts{"a": true, "b": true, "c": true})
+	if st := m.Status(); len(st.Endpoints) != 3 || !st.Checked.IsZero() {
+		t.Errorf("Status during the first Check = %+v, want the fail-open view", st)
+	}
 	cancel()
 	err := <-done
 	if !errors.Is(err, context.Canceled) {
@@ -77,61 +79,45 @@ func TestPublication(t *testing.T) {
 	good, lagging := newProvider(t, 100), newProvider(t, 90)
 	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
 
-	t.Run("all succeed: nil error and a new snapshot", func(t *testing.T) {
+	t.Run("all succeed: nil error and a new snapshot, in which a provider that caught up is eligible again", func(t *testing.T) {
 		m := mustNew(t, Config{Endpoints: named("good", good.URL, "lagging", lagging.URL), MaxLag: 3})
-		if err := check(m); err != nil {
-			t.Fatalf("Check = %v", err)
-		}
-		if got := verdicts(m, "good", "lagging"); !slices.Equal(got, []bool{true, false}) {
-			t.Errorf("eligible = %v", got)
-		}
-	})
-	t.Run("some fail: published, and one ProbeError per failure", func(t *testing.T) {
-		m := mustNew(t, Config{Endpoints: named("good", good.URL, "broken", broken.URL, "refused", "http://127.0.0.1:1"), MaxLag: 3})
-		err := check(m)
-		errs := probeErrors(t, err)
-		if len(errs) != 2 || errs["broken"] == nil || errs["refused"] == nil {
-			t.Fatalf("Check = %v, want ProbeErrors for broken and refused", err)
-		}
-		if got := verdicts(m, "good", "broken", "refused"); !slices.Equal(got, []bool{true, false, false}) {
-			t.Errorf("eligible = %v, want only good", got)
+		for _, height := range []uint64{90, 99} {
+			lagging.height.Store(height)
+			if err := check(m); err != nil {
+				t.Fatalf("Check = %v", err)
+			}
+			wantEligible(t, m, verdicts{"good": true, "lagging": height == 99})
 		}
 	})
 	t.Run("all fail: the fail-open snapshot stays", func(t *testing.T) {
 		m := mustNew(t, Config{Endpoints: named("broken", broken.URL, "refused", "http://127.0.0.1:1")})
-		err := check(m)
-		if len(probeErrors(t, err)) != 2 {
+		if err := checkKeeping(t, m, context.Background()); len(probeErrors(t, err)) != 2 {
 			t.Fatalf("Check = %v, want two ProbeErrors", err)
 		}
-		if got := verdicts(m, "broken", "refused"); !slices.Equal(got, []bool{true, true}) {
-			t.Errorf("eligible = %v, want the fail-open snapshot kept", got)
-		}
+		wantEligible(t, m, verdicts{"broken": true, "refused": true})
 	})
 	t.Run("all fail later: the last published snapshot stays", func(t *testing.T) {
-		flaky, down := newFlaky(t, 100)
+		flaky := newProvider(t, 100)
 		m := mustNew(t, Config{Endpoints: named("flaky", flaky.URL, "broken", broken.URL)})
 		check(m)
-		down.Store(true)
-		if err := check(m); len(probeErrors(t, err)) != 2 {
+		flaky.Close()
+		if err := checkKeeping(t, m, context.Background()); len(probeErrors(t, err)) != 2 {
 			t.Fatalf("Check = %v, want two ProbeErrors", err)
 		}
-		if got := verdicts(m, "flaky", "broken"); !slices.Equal(got, []bool{true, false}) {
-			t.Errorf("eligible = %v, want the first Check's verdict kept", got)
-		}
+		wantEligible(t, m, verdicts{"flaky": true, "broken": false})
 	})
-	t.Run("a recovered provider becomes eligible again", func(t *testing.T) {
-		p := newProvider(t, 50)
-		m := mustNew(t, Config{Endpoints: named("good", good.URL, "p", p.URL), MaxLag: 3})
-		check(m)
-		if m.Eligible("p") {
-			t.Fatal("a provider 50 blocks behind is eligible")
-		}
-		p.height.Store(99)
-		check(m)
-		if !m.Eligible("p") {
-			t.Error("a provider that caught up stays ineligible")
-		}
-	})
+}
+
+// checkKeeping runs a Check with ctx that must publish nothing, and fails t
+// unless Status afterwards is, whole, the Status from before.
+func checkKeeping(t *testing.T, m *Monitor, ctx context.Context) error {
+	t.Helper()
+	before := m.Status()
+	err := m.Check(ctx)
+	if after := m.Status(); !reflect.DeepEqual(after, before) {
+		t.Errorf("Status = %+v, want the one in force before, %+v", after, before)
+	}
+	return err
 }
 
 func TestCancelledCheckKeepsSnapshot(t *testing.T) {
@@ -155,13 +141,11 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 		return answerResponse(r, height), nil
 	})
 	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
-	err := m.Check(ctx)
+	err := checkKeeping(t, m, ctx)
 	if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Check = %v, want an error wrapping context.Canceled", err)
 	}
-	if got := verdicts(m, "good", "slow"); !slices.Equal(got, []bool{true, true}) {
-		t.Errorf("eligible = %v, want the fail-open snapshot kept", got)
-	}
+	wantEligible(t, m, verdicts{"good": true, "slow": true})
 	t.Run("a context done before Check starts probes nothing", func(t *testing.T) {
 		before := probes.Load()
 		err := m.Check(ctx)
@@ -274,38 +258,6 @@ func TestChecksAreSerialized(t *testing.T) {
 	}
 }
 
-// Eligible and Status answer from the snapshot in force while a Check is
-// blocked in network I/O, and Eligible allocates nothing.
-func TestEligibleAndStatusDuringCheck(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		close(entered)
-		<-release
-		respond(t, w, r, 1)
-	})
-	m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-	done := make(chan error)
-	go func() { done <- check(m) }()
-	<-entered
-	if !m.Eligible("a") {
-		t.Error("Eligible did not answer from the fail-open snapshot during a Check")
-	}
-	if st := m.Status(); len(st.Endpoints) != 1 || !st.Checked.IsZero() {
-		t.Errorf("Status during the first Check = %+v, want the fail-open view", st)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if st := m.Status(); st.Checked.IsZero() || st.Endpoints[0].Height != 1 {
-		t.Errorf("Status after the Check = %+v, want height 1", st)
-	}
-	allocs := testing.AllocsPerRun(100, func() { m.Eligible("a"); m.Eligible("unknown") })
-	if allocs != 0 {
-		t.Errorf("Eligible allocates %v times per call", allocs)
-	}
-}
-
 // No goroutine, timer or TTL outlives New or Check. The probes go through
 // a Base that answers in memory, so that no connection goroutine, which
 // ends on its own schedule, is counted.
@@ -353,198 +305,77 @@ func TestSharedURLJudgedPerEndpoint(t *testing.T) {
 	}
 }
 
-func TestProbeTimeout(t *testing.T) {
-	good := newProvider(t, 100)
-	hung, dripping := newServer(t, hang(t)), newServer(t, drip(t))
-	eps := named("good", good.URL, "hung", hung.URL, "dripping", dripping.URL)
-
-	t.Run("a hung and a dripping provider are published ineligible", func(t *testing.T) {
-		const timeout = 200 * time.Millisecond
-		m := mustNew(t, Config{Endpoints: eps, ProbeTimeout: timeout})
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		start := time.Now()
-		err := m.Check(ctx)
-		took := time.Since(start)
-		t.Logf("Check against a hung and a dripping provider returned after %v (ProbeTimeout %v)", took, timeout)
-		if took < timeout || ctx.Err() != nil {
-			t.Errorf("Check took %v: it neither waited for the timeout nor stayed within its context", took)
-		}
-		errs := probeErrors(t, err)
-		for _, id := range []failnext.EndpointID{"hung", "dripping"} {
-			pe := errs[id]
-			if pe == nil || !strings.Contains(pe.Error(), "timed out") || !errors.Is(pe, context.DeadlineExceeded) {
-				t.Errorf("%s: error %v, want a timeout wrapping context.DeadlineExceeded", id, pe)
-			}
-		}
-		if len(errs) != 2 {
-			t.Errorf("Check = %v, want errors for hung and dripping only", err)
-		}
-		if got := verdicts(m, "good", "hung", "dripping"); !slices.Equal(got, []bool{true, false, false}) {
-			t.Errorf("eligible = %v, want only good", got)
-		}
-	})
-	t.Run("the Check's own context still wins over a longer ProbeTimeout", func(t *testing.T) {
-		m := mustNew(t, Config{Endpoints: eps, ProbeTimeout: time.Hour})
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		if err := m.Check(ctx); !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "timed out after") {
-			t.Errorf("Check = %v, want the Check's deadline, not a probe timeout", err)
-		}
-		if !m.Eligible("hung") {
-			t.Error("the snapshot changed")
-		}
-	})
-}
-
 // One absurd height among honest ones, judged under several Quorum values
-// through real Checks.
+// through real Checks: the reference, and each endpoint's lag and verdict,
+// in Status and from Eligible.
 func TestQuorum(t *testing.T) {
+	heights := []uint64{1000000000, 100, 99, 90}
 	var pairs []string
-	for i, h := range []uint64{1000000000, 100, 99, 90} {
+	for i, h := range heights {
 		pairs = append(pairs, string(idOf(i)), newProvider(t, h).URL)
 	}
 	tests := []struct {
-		quorum int
-		want   []bool
+		name      string
+		quorum    int
+		reference uint64
+		lags      []uint64
+		eligible  []bool
 	}{
-		{0, []bool{true, false, false, false}},
-		{2, []bool{true, true, true, false}},
-		{3, []bool{true, true, true, false}},
-		{5, []bool{true, true, true, true}},
+		{"quorum 0 takes the absurd height", 0, 1000000000, []uint64{0, 999999900, 999999901, 999999910}, []bool{true, false, false, false}},
+		{"quorum 2 takes the second highest", 2, 100, []uint64{0, 0, 1, 10}, []bool{true, true, true, false}},
+		{"quorum 5 of 4 heights takes the lowest", 5, 90, []uint64{0, 0, 0, 0}, []bool{true, true, true, true}},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("quorum %d", tt.quorum), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			m := mustNew(t, Config{Endpoints: named(pairs...), MaxLag: 3, Quorum: tt.quorum})
 			if err := check(m); err != nil {
 				t.Fatal(err)
 			}
-			if got := verdicts(m, idOf(0), idOf(1), idOf(2), idOf(3)); !slices.Equal(got, tt.want) {
-				t.Errorf("eligible = %v, want %v", got, tt.want)
+			st := m.Status()
+			if st.Reference != tt.reference {
+				t.Errorf("Reference %d, want %d", st.Reference, tt.reference)
 			}
+			for i, e := range st.Endpoints {
+				if e.ID != idOf(i) || e.Height != heights[i] || e.Lag != tt.lags[i] || e.Eligible != tt.eligible[i] || e.Err != nil {
+					t.Errorf("endpoint %d: %+v, want height %d, lag %d, eligible %v", i, e, heights[i], tt.lags[i], tt.eligible[i])
+				}
+			}
+			assertAgreesWithEligible(t, m, st)
 		})
 	}
 }
 
-// Readers calling Eligible while Checks keep publishing alternating
-// snapshots only ever see verdicts that some snapshot gives: "steady" is at
-// the reference in the initial and every published snapshot, and "unknown"
-// is in none. Meanwhile "a" and "b" take turns being behind, so every Check
-// publishes a snapshot different from the last. Under -race this also shows
-// that publication and reads do not race.
-func TestEligibleWhileChecksPublish(t *testing.T) {
-	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
-	steady := newProvider(t, 100)
-	m := mustNew(t, Config{Endpoints: named("a", providers[0].URL, "b", providers[1].URL, "steady", steady.URL)})
-
-	const checks, readers = 50, 4
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(done) // also when a Check fails, so no reader outlives the test
-	for range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				m.Eligible("a")
-				m.Eligible("b")
-				if !m.Eligible("steady") || m.Eligible("unknown") {
-					t.Error("a reader saw a verdict that no snapshot gives")
-					return
-				}
-				runtime.Gosched() // leave the Checks some processor time
-			}
-		}()
-	}
-	publishAlternating(t, m, providers, checks)
-}
-
-// publishAlternating runs Checks in which providers[0] ("a", the first
-// endpoint) and providers[1] ("b", the second) take turns being 10 blocks
-// behind 100, so that every Check publishes a snapshot different from the
-// last, and fails t when one is not published as expected.
-func publishAlternating(t *testing.T, m *Monitor, providers []*provider, checks int) {
-	t.Helper()
-	ids := []failnext.EndpointID{"a", "b"}
-	for i := range checks {
-		behind, ahead := i%2, 1-i%2
-		providers[behind].height.Store(90)
-		providers[ahead].height.Store(100)
-		if err := check(m); err != nil {
-			t.Fatal(err)
-		}
-		st := m.Status()
-		if m.Eligible(ids[behind]) || !m.Eligible(ids[ahead]) || st.Endpoints[behind].Lag != 10 || st.Endpoints[ahead].Lag != 0 {
-			t.Fatalf("check %d published %+v", i, st)
-		}
-	}
-}
-
-// Readers calling Status while Checks publish snapshots in which "a" and "b"
-// take turns being 10 blocks behind must each time see one whole snapshot:
-// the reference, exactly one provider behind with its lag and verdict, and
-// Checked never going back.
-func TestStatusWhileChecksPublish(t *testing.T) {
+// Eligible and Status may be called while Checks keep publishing: readers
+// call both without pause while "a" and "b" take turns being 10 blocks
+// behind, so that every Check publishes a snapshot different from the last,
+// and each Check's verdicts are then read back. What readers see cannot be
+// checked from outside beyond what -race already checks: that publication
+// and reads do not race.
+func TestReadsWhileChecksPublish(t *testing.T) {
 	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
 	ids := []failnext.EndpointID{"a", "b"}
 	m := mustNew(t, Config{Endpoints: named("a", providers[0].URL, "b", providers[1].URL), MaxLag: 3})
-	consistent := func(st Status) bool {
-		if st.Checked.IsZero() { // fail-open, before the first Check publishes
-			return st.Reference == 0 && len(st.Endpoints) == 2 && st.Endpoints[0].Eligible && st.Endpoints[1].Eligible
-		}
-		if st.Reference != 100 || len(st.Endpoints) != 2 {
-			return false
-		}
-		behind := 0
-		for i, e := range st.Endpoints {
-			switch {
-			case e.ID != ids[i] || e.Err != nil:
-				return false
-			case e.Height == 100 && e.Lag == 0 && e.Eligible:
-			case e.Height == 90 && e.Lag == 10 && !e.Eligible:
-				behind++
-			default:
-				return false
-			}
-		}
-		return behind == 1
-	}
-
-	const checks, readers = 50, 2
-	done := make(chan struct{})
+	var stop atomic.Bool
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer close(done) // also when the loop below fails, so no reader outlives the test
-	for range readers {
+	defer stop.Store(true) // also when a Check fails, so no reader outlives the test
+	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var last time.Time
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				st := m.Status()
-				if !consistent(st) {
-					t.Errorf("a reader saw a Status that no snapshot gives: %+v", st)
-					return
-				}
-				if st.Checked.Before(last) {
-					t.Errorf("Checked went back from %v to %v", last, st.Checked)
-					return
-				}
-				last = st.Checked
+			for !stop.Load() {
+				m.Eligible("a")
+				m.Status()
 				runtime.Gosched() // leave the Checks some processor time
 			}
 		}()
 	}
-	publishAlternating(t, m, providers, checks)
+	for i := range 50 {
+		behind, ahead := i%2, 1-i%2
+		providers[behind].height.Store(90)
+		providers[ahead].height.Store(100)
+		if err := check(m); err != nil || m.Eligible(ids[behind]) || !m.Eligible(ids[ahead]) {
+			t.Fatalf("check %d: %v; published %+v", i, err, m.Status())
+		}
+	}
 }

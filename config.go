@@ -56,10 +56,11 @@ type Config struct {
 	ChainID uint64
 }
 
-// endpoint is a validated provider: its ID, and its URL parsed once, which
-// every probe copies and which transportError redacts.
+// endpoint is a validated provider: its ID, its URL as configured, which
+// every probe requests, and that URL parsed, which transportError redacts.
 type endpoint struct {
 	id     failnext.EndpointID
+	url    string
 	target *url.URL
 }
 
@@ -88,14 +89,13 @@ func (cfg *Config) validate() ([]endpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): %v", i, ep.ID, err)
 		}
-		eps[i] = endpoint{id: ep.ID, target: target}
+		eps[i] = endpoint{id: ep.ID, url: ep.URL, target: target}
 	}
 	return eps, nil
 }
 
-// checkURL applies the same URL rules as failnext.New and returns the URL
-// that probes go to. Its errors describe the problem without quoting the
-// URL.
+// checkURL applies the same URL rules as failnext.New and returns the
+// parsed URL. Its errors describe the problem without quoting the URL.
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
@@ -110,8 +110,5 @@ func checkURL(raw string) (*url.URL, error) {
 	case strings.Contains(raw, "#"):
 		return nil, errors.New("URL contains a fragment (#)")
 	}
-	// An empty port ("host:") means the scheme's default; http.NewRequest
-	// drops it too, so probes go where a request for raw would.
-	u.Host = strings.TrimSuffix(u.Host, ":")
 	return u, nil
 }

@@ -1,9 +1,7 @@
 package blocklag
 
 import (
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/yermakovsa/failnext"
@@ -55,38 +53,4 @@ func TestNewCopiesEndpoints(t *testing.T) {
 	if !m.Eligible("a") || m.Eligible("z") || p.hits.Load() != 1 {
 		t.Errorf("changing the caller's slice changed the Monitor")
 	}
-}
-
-// closeCounter is a Base that counts probes and calls to CloseIdleConnections.
-type closeCounter struct {
-	probes, closes atomic.Int32
-}
-
-func (c *closeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.probes.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
-
-func TestBase(t *testing.T) {
-	p := newProvider(t, 10)
-	t.Run("a nil Base probes through http.DefaultTransport", func(t *testing.T) {
-		m := mustNew(t, Config{Endpoints: named("a", p.URL)})
-		if err := check(m); err != nil || !m.Eligible("a") {
-			t.Fatalf("Check = %v, eligible %v", err, m.Eligible("a"))
-		}
-	})
-	t.Run("a custom Base carries every probe and is never closed", func(t *testing.T) {
-		base := &closeCounter{}
-		m := mustNew(t, Config{Endpoints: named("a", p.URL, "b", p.URL), Base: base})
-		for range 3 {
-			if err := check(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if base.probes.Load() != 6 || base.closes.Load() != 0 {
-			t.Errorf("Base saw %d probes and %d closes, want 6 and 0", base.probes.Load(), base.closes.Load())
-		}
-	})
 }

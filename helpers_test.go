@@ -8,26 +8,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/yermakovsa/failnext"
 )
 
-// rpcRequest is the JSON-RPC request a probe sends.
+// rpcRequest is the part of a probe's JSON-RPC request that providers use.
 type rpcRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
 }
 
 // readRequest decodes a probe's body. It reports to t, not the handler's
@@ -65,21 +64,6 @@ func newProvider(t testing.TB, height uint64) *provider {
 	return p
 }
 
-// newFlaky starts a provider that reports height until down is set, and
-// then answers 503 to every probe.
-func newFlaky(t testing.TB, height uint64) (srv *httptest.Server, down *atomic.Bool) {
-	t.Helper()
-	down = &atomic.Bool{}
-	srv = newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		respond(t, w, r, height)
-	})
-	return srv, down
-}
-
 // newServer starts an httptest server that is closed when the test ends.
 func newServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
@@ -95,6 +79,7 @@ func answer(id json.RawMessage, height uint64) string {
 
 // respond reads a probe and writes a valid answer reporting height.
 func respond(t testing.TB, w http.ResponseWriter, r *http.Request, height uint64) {
+	t.Helper()
 	io.WriteString(w, answer(readRequest(t, r).ID, height))
 }
 
@@ -103,34 +88,6 @@ func respond(t testing.TB, w http.ResponseWriter, r *http.Request, height uint64
 func answerResponse(r *http.Request, height uint64) *http.Response {
 	body := io.NopCloser(strings.NewReader(answer(json.RawMessage("1"), height)))
 	return &http.Response{StatusCode: http.StatusOK, Body: body, Header: http.Header{}, Request: r}
-}
-
-// hang answers nothing until the client gives up.
-func hang(t testing.TB) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		readRequest(t, r) // the server notices a closed connection only once the body is read
-		<-r.Context().Done()
-	}
-}
-
-// drip sends a status and then one space every 20 ms, so the answer never
-// completes in the time a probe is given.
-func drip(t testing.TB) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		readRequest(t, r)
-		w.WriteHeader(http.StatusOK)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-tick.C:
-				w.Write([]byte(" "))
-				w.(http.Flusher).Flush()
-			}
-		}
-	}
 }
 
 // huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB, from
@@ -202,13 +159,18 @@ func probeErrors(t *testing.T, err error) map[failnext.EndpointID]*ProbeError {
 	return out
 }
 
-// verdicts reads Eligible for each id, in order.
-func verdicts(m *Monitor, ids ...failnext.EndpointID) []bool {
-	out := make([]bool, len(ids))
-	for i, id := range ids {
-		out[i] = m.Eligible(id)
+// verdicts are what Eligible should answer, by ID.
+type verdicts map[failnext.EndpointID]bool
+
+// wantEligible fails t for each ID for which m.Eligible does not answer as
+// want says.
+func wantEligible(t testing.TB, m *Monitor, want verdicts) {
+	t.Helper()
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		if got := m.Eligible(id); got != want[id] {
+			t.Errorf("Eligible(%q) = %v, want %v", id, got, want[id])
+		}
 	}
-	return out
 }
 
 // roundTripFunc lets a test stand in for Config.Base.

@@ -1,28 +1,30 @@
 package blocklag
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
-	"sync"
 )
-
-// maxBody is the largest answer a probe accepts, in bytes. A real
-// eth_blockNumber answer is under 100 bytes; the limit keeps a broken or
-// hostile provider from making a Check read or hold more than this.
-const maxBody = 4096
 
 // blockNumberRequest is the body of every height probe. The id never
 // changes, so a provider that answers every request with id 1, whatever the
 // request carried, is still judged on its height.
 const blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+
+// chainIDRequest asks a provider which chain it serves. Like the height
+// probe, it always carries id 1.
+const chainIDRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+
+// outcome is what one probe found: a height, or the reason it failed, and
+// whether the provider confirmed Config.ChainID in this probe.
+type outcome struct {
+	height    uint64
+	err       error
+	confirmed bool
+}
 
 // probe asks one provider for its height and, when askChain is set, for
 // its chain ID at the same time, both under one ProbeTimeout. A chain ID
@@ -55,227 +57,71 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 // deadline apart from the end of the Check's context, whose cause differs.
 var errProbeTimeout = errors.New("probe timeout")
 
-// fetch posts one JSON-RPC request to ep and judges the answer, whose
-// result must be a quantity. It reads at most maxBody+1 bytes and always
-// closes the response body. A request cut short by the probe's own deadline
-// fails with an error that says so and wraps context.DeadlineExceeded.
-func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
-	height, err := m.send(ctx, ep, request)
-	if err != nil && context.Cause(ctx) == errProbeTimeout {
-		return 0, fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
+// confirmChain returns nil when the provider reports Config.ChainID as its
+// chain ID, and otherwise says why not. It sends the request and judges the
+// answer exactly as the height probe does. A mismatch shows both IDs in
+// decimal, as users configure them, with the hex the provider sent.
+func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
+	id, err := m.fetch(ctx, ep, chainIDRequest)
+	if err != nil {
+		return fmt.Errorf("chain ID request: %w", err)
 	}
-	return height, err
+	if id != m.chainID {
+		return fmt.Errorf("chain ID %d (%#x), want %d", id, id, m.chainID)
+	}
+	return nil
 }
 
-// send does fetch's work, leaving timeouts to it.
-func (m *Monitor) send(ctx context.Context, ep endpoint, request string) (uint64, error) {
-	resp, err := m.client.Do(newRequest(ctx, ep.target, request))
+// fetch posts one JSON-RPC request to ep with JSON Content-Type and Accept
+// headers, and returns the quantity its answer carries. Any status but 200
+// fails it without its body being read; otherwise judge decides on the
+// answer, of which it reads at most maxBody+1 bytes. It always closes the
+// response body. A request cut short by the probe's own deadline fails with
+// an error that says so and wraps context.DeadlineExceeded.
+func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
+	// Its only possible errors are a nil ctx, which Check rules out, and a
+	// bad method or URL, which New has ruled out by parsing the same string.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := m.client.Do(req)
 	if err != nil {
-		return 0, transportError(err, ep.target)
+		return 0, m.sendError(ctx, ep, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return judge(resp.StatusCode, nil) // the status alone fails it: leave the body unread
+		return 0, fmt.Errorf("HTTP status %d", resp.StatusCode)
 	}
-	buf := answerBuffers.Get().(*[maxBody + 1]byte)
-	defer answerBuffers.Put(buf)
-	n, err := readAnswer(resp.Body, buf[:])
+	body, err := readBody(resp)
 	if err != nil {
-		return 0, transportError(fmt.Errorf("reading answer: %w", err), ep.target)
+		return 0, m.sendError(ctx, ep, fmt.Errorf("reading answer: %w", err))
 	}
-	return judge(resp.StatusCode, buf[:n])
+	return judge(body)
 }
 
-// newRequest builds the POST of body to target with JSON Content-Type and
-// Accept headers, giving the request its own copy of target, which New
-// parsed once.
-func newRequest(ctx context.Context, target *url.URL, body string) *http.Request {
-	// Its only possible errors are a nil ctx, which Check rules out, and a
-	// bad method or URL, which these are not.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "", strings.NewReader(body))
-	u := *target
-	req.URL, req.Host = &u, u.Host
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	return req
+// readBody reads resp's body whole when it is at most maxBody bytes, and
+// otherwise its first maxBody+1 bytes, which judge then refuses as too
+// large.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; 0 < n && n <= maxBody {
+		// Most providers say how long the answer is: reading exactly that
+		// much takes one small buffer instead of the 512 bytes that
+		// io.ReadAll starts with, a tenth of the bytes a probe allocates.
+		// A length of 0 is left to io.ReadAll, since a Base that builds
+		// its answers in memory often leaves ContentLength unset.
+		body := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, body)
+		return body, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 }
 
-// answerBuffers holds buffers for reading answers, one in use per request
-// in flight, so that Checks reuse them instead of allocating a new one for
-// every answer (the pool may still drop idle ones).
-var answerBuffers = sync.Pool{New: func() any { return new([maxBody + 1]byte) }}
-
-// readAnswer reads r into buf until r ends or buf is full, and returns how
-// many bytes it read. The end of r is not an error; any other read error is.
-// It reads no more than len(buf) bytes, so a buffer one byte longer than
-// the largest acceptable answer tells a too large answer apart. Unlike
-// io.ReadFull, it keeps a short but complete answer apart from one cut off
-// mid-way, whose io.ErrUnexpectedEOF it returns.
-func readAnswer(r io.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		read, err := r.Read(buf[n:])
-		n += read
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+// sendError explains why sending a request to ep or reading its answer
+// failed: the probe's own timeout when that is what ended it, and
+// otherwise err with the endpoint's secrets removed.
+func (m *Monitor) sendError(ctx context.Context, ep endpoint, err error) error {
+	if context.Cause(ctx) == errProbeTimeout {
+		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
 	}
-	return n, nil
-}
-
-// judge turns a status and a body into a height, accepting only a single
-// JSON-RPC 2.0 success object with id 1 that carries a canonical QUANTITY.
-// Everything else is an error that says why, showing what the provider sent
-// only through quote. The answer real nodes send is recognised without
-// allocating; judgeStrictly decides every other answer, and is the
-// definition of what is accepted. judge keeps no reference to body, so the
-// caller may reuse it.
-func judge(status int, body []byte) (uint64, error) {
-	if status == http.StatusOK {
-		if height, ok := compactHeight(body); ok {
-			return height, nil
-		}
-	}
-	return judgeStrictly(status, body)
-}
-
-// compactPrefix is how the answer real nodes send begins, up to the digits
-// of its result.
-const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
-
-// compactHeight recognises the answer real nodes send, byte for byte:
-// compactPrefix, a canonical quantity's digits, `"}`, then optionally one
-// newline. Every body it recognises, judgeStrictly accepts with the same
-// height; for any other body it reports false, even for one that
-// judgeStrictly accepts.
-func compactHeight(body []byte) (uint64, bool) {
-	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
-		return 0, false
-	}
-	rest := body[len(compactPrefix):]
-	if n := len(rest); n > 0 && rest[n-1] == '\n' {
-		rest = rest[:n-1]
-	}
-	n := len(rest) - len(`"}`)
-	if n < 1 || n > 16 || string(rest[n:]) != `"}` || (n > 1 && rest[0] == '0') {
-		return 0, false
-	}
-	var height uint64
-	for _, c := range rest[:n] {
-		switch {
-		case '0' <= c && c <= '9':
-			height = height<<4 | uint64(c-'0')
-		case 'a' <= c && c <= 'f':
-			height = height<<4 | uint64(c-'a'+10)
-		default:
-			return 0, false
-		}
-	}
-	return height, true
-}
-
-// judgeStrictly is judge without the shortcut for the common answer: it
-// decodes any body as JSON and checks every rule, so its verdict, and its
-// error when it refuses, are judge's.
-func judgeStrictly(status int, body []byte) (uint64, error) {
-	if status != http.StatusOK {
-		return 0, fmt.Errorf("HTTP status %d", status)
-	}
-	if len(body) > maxBody {
-		return 0, fmt.Errorf("answer larger than %d bytes", maxBody)
-	}
-	members, err := decodeObject(body)
-	if err != nil {
-		return 0, err
-	}
-	var version string
-	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
-		return 0, fmt.Errorf("jsonrpc member is %s, want the string \"2.0\"", quoteMember(raw))
-	}
-	if raw := members["id"]; string(raw) != "1" {
-		return 0, fmt.Errorf("answer id is %s, want the number 1", quoteMember(raw))
-	}
-	if raw, ok := members["error"]; ok && string(raw) != "null" {
-		return 0, rpcError(raw)
-	}
-	raw, ok := members["result"]
-	if !ok {
-		return 0, errors.New("answer has no result")
-	}
-	var result string
-	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
-		return 0, fmt.Errorf("result %s is not a string", quoteMember(raw))
-	}
-	return parseQuantity(result)
-}
-
-// decodeObject requires body to be exactly one JSON object, optionally
-// surrounded by white space, with no member named twice, and returns its
-// members undecoded.
-func decodeObject(body []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New("answer is not a JSON object")
-	}
-	members := make(map[string]json.RawMessage, 4)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, errors.New("answer is not valid JSON")
-		}
-		name, _ := tok.(string) // inside an object the decoder only yields string names
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, errors.New("answer is not valid JSON")
-		}
-		if _, dup := members[name]; dup {
-			return nil, fmt.Errorf("answer names member %s twice", quote(name))
-		}
-		members[name] = value
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, errors.New("answer is not valid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("answer has data after the JSON object")
-	}
-	return members, nil
-}
-
-// rpcError describes a JSON-RPC error member, keeping its code and message.
-func rpcError(raw json.RawMessage) error {
-	var e struct {
-		Code    *int64  `json:"code"`
-		Message *string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
-		return fmt.Errorf("RPC error %s", quote(string(raw)))
-	}
-	return fmt.Errorf("RPC error %d: %s", *e.Code, quote(*e.Message))
-}
-
-// parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
-// then lowercase hex digits without leading zeros, "0x0" for zero, at most
-// 16 digits so that the value fits in a uint64.
-func parseQuantity(s string) (uint64, error) {
-	digits, ok := strings.CutPrefix(s, "0x")
-	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
-		strings.Trim(digits, "0123456789abcdef") != "" {
-		return 0, fmt.Errorf("result %s is not a canonical hex quantity", quote(s))
-	}
-	return strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
-}
-
-func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
-
-// quoteMember renders a member's undecoded JSON text with quote, or says
-// that the member is missing.
-func quoteMember(raw json.RawMessage) string {
-	if raw == nil {
-		return "missing"
-	}
-	return quote(string(raw))
+	return transportError(err, ep.target)
 }

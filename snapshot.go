@@ -44,14 +44,6 @@ func (s *snapshot) add(e EndpointStatus) {
 	s.status.Endpoints = append(s.status.Endpoints, e)
 }
 
-// outcome is what one probe found: a height, or the reason it failed, and
-// whether the provider confirmed Config.ChainID in this probe.
-type outcome struct {
-	height    uint64
-	err       error
-	confirmed bool
-}
-
 // progress is what one endpoint has shown over the published Checks: the
 // highest height it reported, and the Checked time of the Check in which it
 // first reported that height. A zero advanced means no height has counted

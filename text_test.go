@@ -62,7 +62,7 @@ func TestProviderTextCannotForgeLogLines(t *testing.T) {
 					}
 				}
 				body := strings.Replace(p.body, "X", inject, -1)
-				_, err := judge(http.StatusOK, []byte(body))
+				_, err := judge([]byte(body))
 				if err == nil {
 					t.Fatalf("the answer %q was accepted", body)
 				}

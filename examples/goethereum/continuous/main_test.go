@@ -70,7 +70,7 @@ func TestRunChainIDFlag(t *testing.T) {
 	tests := []struct {
 		chainID, want string
 	}{
-		{"1", `endpoint "primary": chain ID 0x539, want 0x1`},
+		{"1", `endpoint "primary": chain ID 1337 (0x539), want 1`},
 		{"1337", "check: ref=2 primary=2 (eligible) backup=2 (eligible)"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,164 @@
+package blocklag
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// maxBody is the largest answer a probe accepts, in bytes. A real
+// eth_blockNumber answer is under 100 bytes; the limit keeps a broken or
+// hostile provider from making a Check read or hold more than this.
+const maxBody = 4096
+
+// judge turns the body of a 200 answer into a quantity, accepting only a
+// single JSON-RPC 2.0 success object with id 1 that carries a canonical
+// QUANTITY. Everything else is an error that says why, showing what the
+// provider sent only through quote. The answer real nodes send is
+// recognised without allocating; judgeStrictly decides every other answer,
+// and is the definition of what is accepted.
+func judge(body []byte) (uint64, error) {
+	if height, ok := compactHeight(body); ok {
+		return height, nil
+	}
+	return judgeStrictly(body)
+}
+
+// compactPrefix is how the answer real nodes send begins, up to the digits
+// of its result.
+const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
+
+// compactHeight recognises the answer real nodes send, byte for byte:
+// compactPrefix, a canonical quantity's digits, `"}`, then optionally one
+// newline. Every body it recognises, judgeStrictly accepts with the same
+// height; for any other body it reports false, even for one that
+// judgeStrictly accepts.
+func compactHeight(body []byte) (uint64, bool) {
+	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
+		return 0, false
+	}
+	rest := body[len(compactPrefix):]
+	if n := len(rest); n > 0 && rest[n-1] == '\n' {
+		rest = rest[:n-1]
+	}
+	n := len(rest) - len(`"}`)
+	if n < 1 || n > 16 || string(rest[n:]) != `"}` || (n > 1 && rest[0] == '0') {
+		return 0, false
+	}
+	var height uint64
+	for _, c := range rest[:n] {
+		switch {
+		case '0' <= c && c <= '9':
+			height = height<<4 | uint64(c-'0')
+		case 'a' <= c && c <= 'f':
+			height = height<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return height, true
+}
+
+// judgeStrictly is judge without the shortcut for the common answer: it
+// decodes any body as JSON and checks every rule, so its verdict, and its
+// error when it refuses, are judge's.
+func judgeStrictly(body []byte) (uint64, error) {
+	if len(body) > maxBody {
+		return 0, fmt.Errorf("answer larger than %d bytes", maxBody)
+	}
+	members, err := decodeObject(body)
+	if err != nil {
+		return 0, err
+	}
+	var version string
+	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
+		return 0, fmt.Errorf("jsonrpc member is %s, want the string \"2.0\"", quoteMember(raw))
+	}
+	if raw := members["id"]; string(raw) != "1" {
+		return 0, fmt.Errorf("answer id is %s, want the number 1", quoteMember(raw))
+	}
+	if raw, ok := members["error"]; ok && string(raw) != "null" {
+		return 0, rpcError(raw)
+	}
+	raw, ok := members["result"]
+	if !ok {
+		return 0, errors.New("answer has no result")
+	}
+	var result string
+	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
+		return 0, fmt.Errorf("result %s is not a string", quoteMember(raw))
+	}
+	return parseQuantity(result)
+}
+
+// decodeObject requires body to be exactly one JSON object, optionally
+// surrounded by white space, with no member named twice, and returns its
+// members undecoded.
+func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("answer is not a JSON object")
+	}
+	members := make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, errors.New("answer is not valid JSON")
+		}
+		name, _ := tok.(string) // inside an object the decoder only yields string names
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, errors.New("answer is not valid JSON")
+		}
+		if _, dup := members[name]; dup {
+			return nil, fmt.Errorf("answer names member %s twice", quote(name))
+		}
+		members[name] = value
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, errors.New("answer is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("answer has data after the JSON object")
+	}
+	return members, nil
+}
+
+// rpcError describes a JSON-RPC error member, keeping its code and message.
+func rpcError(raw json.RawMessage) error {
+	var e struct {
+		Code    *int64  `json:"code"`
+		Message *string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
+		return fmt.Errorf("RPC error %s", quote(string(raw)))
+	}
+	return fmt.Errorf("RPC error %d: %s", *e.Code, quote(*e.Message))
+}
+
+// parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
+// then lowercase hex digits without leading zeros, "0x0" for zero, at most
+// 16 digits so that the value fits in a uint64.
+func parseQuantity(s string) (uint64, error) {
+	digits, ok := strings.CutPrefix(s, "0x")
+	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
+		strings.Trim(digits, "0123456789abcdef") != "" {
+		return 0, fmt.Errorf("result %s is not a canonical hex quantity", quote(s))
+	}
+	return strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
+}
+
+func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// quoteMember renders a member's undecoded JSON text with quote, or says
+// that the member is missing.
+func quoteMember(raw json.RawMessage) string {
+	if raw == nil {
+		return "missing"
+	}
+	return quote(string(raw))
+}

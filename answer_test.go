@@ -1,0 +1,160 @@
+package blocklag
+
+import (
+	"strings"
+	"testing"
+)
+
+// valid is the answer of a provider at height 100.
+const valid = `{"jsonrpc":"2.0","id":1,"result":"0x64"}`
+
+// judgeCases are the answer rules, one body each; they also seed FuzzJudge
+// and FuzzCompactHeight. The probe always sends id 1, so a provider that
+// answers every request with id 1, whatever the request carried, is judged
+// on its height; any other id fails it.
+var judgeCases = []struct {
+	name   string
+	body   string
+	height uint64 // the height read, when the answer is accepted
+	want   string // "" means accepted, else part of the error
+}{
+	{name: "accepts a canonical answer", body: valid, height: 100},
+	{name: "accepts height zero", body: `{"jsonrpc":"2.0","id":1,"result":"0x0"}`, height: 0},
+	{name: "accepts the largest height", body: `{"jsonrpc":"2.0","id":1,"result":"0xffffffffffffffff"}`, height: 1<<64 - 1},
+	{name: "accepts white space around and inside the object", body: "\r\n\t {\"jsonrpc\" : \"2.0\" , \"id\" : 1 , \"result\" : \"0x64\" } \n", height: 100},
+	{name: "accepts a null error member", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","error":null}`, height: 100},
+	{name: "accepts id before jsonrpc", body: `{"id":1,"jsonrpc":"2.0","result":"0x64"}`, height: 100},
+	{name: "accepts extra members", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","extra":{"a":[1,2]},"note":"x"}`, height: 100},
+	{name: "accepts a body of exactly 4096 bytes", body: valid + strings.Repeat(" ", maxBody-len(valid)), height: 100},
+	{name: "accepts escapes inside strings", body: `{"jsonrpc":"2\u002e0","id":1,"result":"0\u00781"}`, height: 1},
+
+	{name: "refuses an empty body", body: "", want: "not a JSON object"},
+	{name: "refuses the body null", body: "null", want: "not a JSON object"},
+	{name: "refuses a string", body: `"0x64"`, want: "not a JSON object"},
+	{name: "refuses a number", body: "100", want: "not a JSON object"},
+	{name: "refuses an array", body: `["0x64"]`, want: "not a JSON object"},
+	{name: "refuses a batch holding a valid answer", body: "[" + valid + "]", want: "not a JSON object"},
+	{name: "refuses an HTML page", body: "<!DOCTYPE html><html><body>Bad gateway</body></html>", want: "not a JSON object"},
+	{name: "refuses invalid JSON", body: `{"jsonrpc":2.0"}`, want: "not valid JSON"},
+	{name: "refuses truncated JSON", body: `{"jsonrpc":"2.0","id":1,"result":"0x6`, want: "not valid JSON"},
+	{name: "refuses trailing bytes", body: valid + "garbage", want: "after the JSON object"},
+	{name: "refuses two objects", body: valid + valid, want: "after the JSON object"},
+	{name: "refuses a member named twice", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","result":"0x1"}`, want: `answer names member "result" twice`},
+	{name: "refuses a body of exactly 4097 bytes", body: valid + strings.Repeat(" ", maxBody+1-len(valid)), want: "larger than 4096"},
+	{name: "refuses a byte order mark before the object", body: "\ufeff" + valid, want: "not a JSON object"},
+
+	{name: "refuses a missing jsonrpc member", body: `{"id":1,"result":"0x64"}`, want: "jsonrpc member is missing"},
+	{name: "refuses jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":1,"result":"0x64"}`, want: `jsonrpc member is "\"1.0\""`},
+	{name: "refuses jsonrpc as a number", body: `{"jsonrpc":2.0,"id":1,"result":"0x64"}`, want: `jsonrpc member is "2.0"`},
+	{name: "refuses member names in another case", body: `{"JSONRPC":"2.0","ID":1,"Result":"0x64"}`, want: "jsonrpc member is missing"},
+
+	{name: "refuses id the string \"1\"", body: `{"jsonrpc":"2.0","id":"1","result":"0x64"}`, want: `answer id is "\"1\""`},
+	{name: "refuses id the number 2", body: `{"jsonrpc":"2.0","id":2,"result":"0x64"}`, want: `answer id is "2"`},
+	{name: "refuses id the number 1.0", body: `{"jsonrpc":"2.0","id":1.0,"result":"0x64"}`, want: `answer id is "1.0"`},
+	{name: "refuses id the number 1e0", body: `{"jsonrpc":"2.0","id":1e0,"result":"0x64"}`, want: `answer id is "1e0"`},
+	{name: "refuses id null", body: `{"jsonrpc":"2.0","id":null,"result":"0x64"}`, want: `answer id is "null"`},
+	{name: "refuses a missing id", body: `{"jsonrpc":"2.0","result":"0x64"}`, want: "answer id is missing"},
+	{name: "refuses an id that holds a line break", body: "{\"jsonrpc\":\"2.0\",\"id\":[1,\n\"2026/01/01 00:00:00 check: bad=eligible\"],\"result\":\"0x64\"}", want: "answer id is "},
+
+	{name: "refuses an RPC error", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, want: `RPC error -32005: "limit exceeded"`},
+	{name: "refuses an RPC error together with a result", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","error":{"code":-32000,"message":"header not found"}}`, want: `RPC error -32000: "header not found"`},
+	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error "\"nope\""`},
+	{name: "refuses an RPC error whose message holds control characters", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"a\u001b[2Jb\r\nforged"}}`, want: "RPC error -1: "},
+
+	{name: "refuses a missing result", body: `{"jsonrpc":"2.0","id":1}`, want: "no result"},
+	{name: "refuses a null result", body: `{"jsonrpc":"2.0","id":1,"result":null}`, want: `result "null" is not a string`},
+	{name: "refuses a result that is a JSON number", body: `{"jsonrpc":"2.0","id":1,"result":100}`, want: `result "100" is not a string`},
+	{name: "refuses the result 0x", body: `{"jsonrpc":"2.0","id":1,"result":"0x"}`, want: "canonical"},
+	{name: "refuses the result 0x00", body: `{"jsonrpc":"2.0","id":1,"result":"0x00"}`, want: "canonical"},
+	{name: "refuses a result with a leading zero", body: `{"jsonrpc":"2.0","id":1,"result":"0x01"}`, want: "canonical"},
+	{name: "refuses a result with an uppercase X", body: `{"jsonrpc":"2.0","id":1,"result":"0X64"}`, want: "canonical"},
+	{name: "refuses a result with an uppercase digit", body: `{"jsonrpc":"2.0","id":1,"result":"0x6E"}`, want: "canonical"},
+	{name: "refuses a result in decimal", body: `{"jsonrpc":"2.0","id":1,"result":"100"}`, want: "canonical"},
+	{name: "refuses the result -0x1", body: `{"jsonrpc":"2.0","id":1,"result":"-0x1"}`, want: "canonical"},
+	{name: "refuses a result with a leading space", body: `{"jsonrpc":"2.0","id":1,"result":" 0x64"}`, want: "canonical"},
+	{name: "refuses a result with a trailing space", body: `{"jsonrpc":"2.0","id":1,"result":"0x64 "}`, want: "canonical"},
+	{name: "refuses a result of 17 hex digits", body: `{"jsonrpc":"2.0","id":1,"result":"0x10000000000000000"}`, want: "canonical"},
+}
+
+func TestJudge(t *testing.T) {
+	for _, tt := range judgeCases {
+		t.Run(tt.name, func(t *testing.T) {
+			height, err := judge([]byte(tt.body))
+			if tt.want == "" {
+				if err != nil || height != tt.height {
+					t.Fatalf("judge = %d, %v; want %d accepted", height, err, tt.height)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("judge = %d, %v; want an error saying %q", height, err, tt.want)
+			}
+		})
+	}
+}
+
+// answerStart is how the answer real nodes send begins, written out here
+// rather than taken from the code under test.
+const answerStart = `{"jsonrpc":"2.0","id":1,"result":"0x`
+
+// compactCases say which bodies the shortcut for the common answer
+// recognises: only its exact compact form. They also seed
+// FuzzCompactHeight, which checks that a recognised body is one the full
+// parser accepts with the same height, and that judge answers every body as
+// the full parser does.
+var compactCases = []struct {
+	name       string
+	body       string
+	recognised bool
+	height     uint64 // when recognised
+}{
+	{"a compact answer is recognised", answerStart + `1521a3f"}`, true, 0x1521a3f},
+	{"a compact answer with a final newline is recognised", answerStart + "1521a3f\"}\n", true, 0x1521a3f},
+	{"height zero is recognised", answerStart + `0"}`, true, 0},
+	{"sixteen digits are recognised", answerStart + `ffffffffffffffff"}`, true, 1<<64 - 1},
+	{"one digit is recognised", answerStart + `a"}` + "\n", true, 10},
+	{"a leading zero is left to the full parser", answerStart + `01"}`, false, 0},
+	{"0x00 is left to the full parser", answerStart + `00"}`, false, 0},
+	{"no digits are left to the full parser", answerStart + `"}`, false, 0},
+	{"an uppercase digit is left to the full parser", answerStart + `1A"}`, false, 0},
+	{"a digit that is not hex is left to the full parser", answerStart + `1g"}`, false, 0},
+	{"an escaped digit is left to the full parser", answerStart + `\u0031"}`, false, 0},
+	{"an uppercase X is left to the full parser", `{"jsonrpc":"2.0","id":1,"result":"0X1"}`, false, 0},
+	{"seventeen digits are left to the full parser", answerStart + `10000000000000000"}`, false, 0},
+	{"spaces between members are left to the full parser", `{"jsonrpc":"2.0", "id":1, "result":"0x1"}`, false, 0},
+	{"a space before the newline is left to the full parser", answerStart + "1\"} \n", false, 0},
+	{"a carriage return and newline are left to the full parser", answerStart + "1\"}\r\n", false, 0},
+	{"two newlines are left to the full parser", answerStart + "1\"}\n\n", false, 0},
+	{"garbage after the newline is left to the full parser", answerStart + "1\"}\nx", false, 0},
+	{"a second object is left to the full parser", answerStart + `1"}` + answerStart + `2"}`, false, 0},
+	{"id 01 is left to the full parser", `{"jsonrpc":"2.0","id":01,"result":"0x1"}`, false, 0},
+	{"id 2 is left to the full parser", `{"jsonrpc":"2.0","id":2,"result":"0x1"}`, false, 0},
+	{"another member order is left to the full parser", `{"id":1,"jsonrpc":"2.0","result":"0x1"}`, false, 0},
+	{"an error member after the result is left to the full parser", answerStart + `1","error":{"code":1,"message":"m"}}`, false, 0},
+	{"a quote inside the digits is left to the full parser", answerStart + `1"}"}`, false, 0},
+	{"a truncated answer is left to the full parser", answerStart + `1"`, false, 0},
+	{"an empty body is left to the full parser", "", false, 0},
+}
+
+func TestCompactAnswerShortcut(t *testing.T) {
+	for _, tt := range compactCases {
+		t.Run(tt.name, func(t *testing.T) {
+			if height, recognised := compactHeight([]byte(tt.body)); recognised != tt.recognised || height != tt.height {
+				t.Fatalf("compactHeight = %d, %v; want %d, %v", height, recognised, tt.height, tt.recognised)
+			}
+		})
+	}
+}
+
+// Judging the common answer allocates nothing.
+func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n")
+	allocs := testing.AllocsPerRun(100, func() {
+		if height, err := judge(body); err != nil || height != 0x1521a3f {
+			t.Fatalf("judge = %d, %v", height, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("judging the common answer allocates %v times", allocs)
+	}
+}
