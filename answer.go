@@ -18,7 +18,7 @@ const maxBody = 4096
 // judge turns the body of a 200 answer into a quantity, accepting only a
 // single JSON-RPC 2.0 success object with id 1 that carries a canonical
 // QUANTITY. Everything else is an error that says why, showing what the
-// provider sent only through quote. The answer real nodes send is
+// provider sent only through a refusal. The answer real nodes send is
 // recognised without allocating; judgeStrictly decides every other answer,
 // and is the definition of what is accepted.
 func judge(body []byte) (uint64, error) {
@@ -76,10 +76,10 @@ func judgeStrictly(body []byte) (uint64, error) {
 	}
 	var version string
 	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
-		return 0, fmt.Errorf("jsonrpc member is %s, want the string \"2.0\"", quoteMember(raw))
+		return 0, refuseMember("jsonrpc member is %s, want the string \"2.0\"", raw)
 	}
 	if raw := members["id"]; string(raw) != "1" {
-		return 0, fmt.Errorf("answer id is %s, want the number 1", quoteMember(raw))
+		return 0, refuseMember("answer id is %s, want the number 1", raw)
 	}
 	if raw, ok := members["error"]; ok && string(raw) != "null" {
 		return 0, rpcError(raw)
@@ -90,7 +90,7 @@ func judgeStrictly(body []byte) (uint64, error) {
 	}
 	var result string
 	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
-		return 0, fmt.Errorf("result %s is not a string", quoteMember(raw))
+		return 0, refuseMember("result %s is not a string", raw)
 	}
 	return parseQuantity(result)
 }
@@ -115,7 +115,7 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 			return nil, errors.New("answer is not valid JSON")
 		}
 		if _, dup := members[name]; dup {
-			return nil, fmt.Errorf("answer names member %s twice", quote(name))
+			return nil, refuse("answer names member %s twice", name)
 		}
 		members[name] = value
 	}
@@ -135,9 +135,9 @@ func rpcError(raw json.RawMessage) error {
 		Message *string `json:"message"`
 	}
 	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
-		return fmt.Errorf("RPC error %s", quote(string(raw)))
+		return refuse("RPC error %s", string(raw))
 	}
-	return fmt.Errorf("RPC error %d: %s", *e.Code, quote(*e.Message))
+	return refuse(fmt.Sprintf("RPC error %d: ", *e.Code)+"%s", *e.Message)
 }
 
 // parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
@@ -147,18 +147,18 @@ func parseQuantity(s string) (uint64, error) {
 	digits, ok := strings.CutPrefix(s, "0x")
 	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
 		strings.Trim(digits, "0123456789abcdef") != "" {
-		return 0, fmt.Errorf("result %s is not a canonical hex quantity", quote(s))
+		return 0, refuse("result %s is not a canonical hex quantity", s)
 	}
 	return strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
 }
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// quoteMember renders a member's undecoded JSON text with quote, or says
-// that the member is missing.
-func quoteMember(raw json.RawMessage) string {
+// refuseMember is refuse for a member's undecoded JSON text, which it shows
+// as "missing" when the member is absent.
+func refuseMember(format string, raw json.RawMessage) error {
 	if raw == nil {
-		return "missing"
+		return fmt.Errorf(format, "missing")
 	}
-	return quote(string(raw))
+	return refuse(format, string(raw))
 }

@@ -86,8 +86,13 @@ func respond(t testing.TB, w http.ResponseWriter, r *http.Request, height uint64
 // answerResponse is a valid answer reporting height, as a Base that stands
 // in for the network returns it.
 func answerResponse(r *http.Request, height uint64) *http.Response {
-	body := io.NopCloser(strings.NewReader(answer(json.RawMessage("1"), height)))
-	return &http.Response{StatusCode: http.StatusOK, Body: body, Header: http.Header{}, Request: r}
+	return answerBody(r, answer(json.RawMessage("1"), height))
+}
+
+// answerBody is a 200 answer to r with the given body, as a Base that stands
+// in for the network returns it.
+func answerBody(r *http.Request, body string) *http.Response {
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: r}
 }
 
 // huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB, from
@@ -201,19 +206,27 @@ func withSecrets(rawURL string) string {
 // finding the word in any form is enough.
 func assertNoSecret(t *testing.T, err error) {
 	t.Helper()
+	eachError(err, func(e error) {
+		if strings.Contains(e.Error(), "SECRET") {
+			t.Errorf("error %q (%T) leaks a secret", e, e)
+		}
+	})
+}
+
+// eachError calls f with err and with every error it wraps, through both
+// kinds of Unwrap, all the way down.
+func eachError(err error, f func(error)) {
 	if err == nil {
 		return
 	}
-	if strings.Contains(err.Error(), "SECRET") {
-		t.Errorf("error %q (%T) leaks a secret", err, err)
-	}
+	f(err)
 	switch u := err.(type) {
 	case interface{ Unwrap() []error }:
 		for _, inner := range u.Unwrap() {
-			assertNoSecret(t, inner)
+			eachError(inner, f)
 		}
 	case interface{ Unwrap() error }:
-		assertNoSecret(t, u.Unwrap())
+		eachError(u.Unwrap(), f)
 	}
 }
 

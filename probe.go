@@ -96,22 +96,34 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	if err != nil {
 		return 0, m.sendError(ctx, ep, fmt.Errorf("reading answer: %w", err))
 	}
-	return judge(body)
+	height, err := judge(body)
+	if r, ok := err.(*refusal); ok { // a provider may echo its URL back
+		err = errors.New(r.render(secretForms(ep.target)))
+	}
+	return height, err
 }
 
 // readBody reads resp's body whole when it is at most maxBody bytes, and
 // otherwise its first maxBody+1 bytes, which judge then refuses as too
 // large.
 func readBody(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; 0 < n && n <= maxBody {
-		// Most providers say how long the answer is: reading exactly that
-		// much takes one small buffer instead of the 512 bytes that
-		// io.ReadAll starts with, a tenth of the bytes a probe allocates.
-		// A length of 0 is left to io.ReadAll, since a Base that builds
-		// its answers in memory often leaves ContentLength unset.
-		body := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, body)
-		return body, err
+	if n := int(resp.ContentLength); 0 < n && n <= maxBody {
+		// Most providers say how long the answer is: reading that much takes
+		// one small buffer instead of the 512 bytes that io.ReadAll starts
+		// with, a tenth of the bytes a probe allocates. The buffer has room
+		// for one byte more, to catch a body longer than it said, which
+		// only a custom Base can hand over (http.Transport stops at the
+		// length). A length of 0 is left to io.ReadAll, since a Base that
+		// builds its answers in memory often leaves ContentLength unset.
+		body := make([]byte, n+1)
+		read, err := io.ReadFull(resp.Body, body)
+		switch {
+		case read == n && err == io.ErrUnexpectedEOF:
+			return body[:n], nil
+		case read > n:
+			return nil, fmt.Errorf("answer longer than its Content-Length of %d bytes", n)
+		}
+		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,6 +99,43 @@ func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 			want := fmt.Sprintf("HTTP status %d", status)
 			if pe := probeErrors(t, check(m))["a"]; pe == nil || pe.Err.Error() != want || hits.Load() != 1 {
 				t.Errorf("probe error %v after %d requests, want %q after 1", pe, hits.Load(), want)
+			}
+		})
+	}
+}
+
+// An answer is read as long as its Content-Length says, and a Base that
+// hands over a body of another length fails the probe, as one without a
+// length is read up to the limit.
+func TestAnswerLength(t *testing.T) {
+	tests := []struct {
+		name   string
+		length int64 // the Content-Length the Base reports
+		body   string
+		want   string // "" means height 100 is read; else part of the error
+	}{
+		{"a body as long as it says", int64(len(valid)), valid, ""},
+		{"a body without a length", -1, valid, ""},
+		{"a body longer than it says", int64(len(valid)), valid + " trailing", "longer than its Content-Length"},
+		{"a body shorter than it says", int64(len(valid)) + 1, valid, "unexpected EOF"},
+		{"a length above the limit", maxBody + 1, valid + strings.Repeat(" ", maxBody), "larger than 4096"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				body := io.NopCloser(strings.NewReader(tt.body))
+				return &http.Response{StatusCode: http.StatusOK, ContentLength: tt.length, Body: body, Header: http.Header{}, Request: r}, nil
+			})
+			m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
+			err := check(m)
+			if tt.want == "" {
+				if st := m.Status(); err != nil || st.Reference != 100 {
+					t.Errorf("Check = %v, reference %d; want height 100 read", err, st.Reference)
+				}
+				return
+			}
+			if pe := probeErrors(t, err)["a"]; pe == nil || !strings.Contains(pe.Error(), tt.want) {
+				t.Errorf("Check = %v, want a ProbeError saying %q", err, tt.want)
 			}
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // transportError turns an error from sending a probe or reading its answer
@@ -118,13 +117,13 @@ func mask(text string, forms []string) string {
 
 // chainIsShowable reports whether every error in err's chain, followed
 // through both kinds of Unwrap, has a text that holds none of forms and
-// only runes that printable shows as they are.
+// only runes that are safe to show as they are.
 func chainIsShowable(err error, forms []string) bool {
 	if err == nil {
 		return true
 	}
 	text := err.Error()
-	if !utf8.ValidString(text) || strings.ContainsFunc(text, func(r rune) bool { return !strconv.IsPrint(r) }) {
+	if !showable(text) {
 		return false
 	}
 	for _, f := range forms {

@@ -2,6 +2,7 @@ package blocklag
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,16 +15,17 @@ import (
 	"testing/iotest"
 )
 
-// A transport error that shows any part of the endpoint's URL that may hold
-// an API key is shown with every such part masked, whichever form the text
-// uses and whichever secret contains another, and unwraps to nothing that
-// shows one; an error that shows none keeps its chain. Each URL is tried
-// with each kind of error; every secret holds the word SECRET.
+// An error that shows any part of the endpoint's URL that may hold an API
+// key, whether a transport error or a provider's own answer, is shown with
+// every such part masked, whichever form the text uses and whichever secret
+// contains another, and unwraps to nothing that shows one; a transport
+// error that shows none keeps its chain. Each URL is tried with each kind of
+// error; every secret holds the word SECRET.
 func TestTransportErrorsHideSecrets(t *testing.T) {
 	urls := []struct{ name, url string }{
-		{"secrets in every part", "http://api:passSECRET@rpc.example/api/pathSECRET?apikey=querySECRET"},
-		{"a user name that starts the password", "http://pass:passSECRET@rpc.example/v3/pathSECRET?apikey=passSECRET&x=querySECRET"},
-		{"a password that is part of the path", "http://user:pathSECRET@rpc.example/v3/pathSECRET/more?apikey=querySECRET"},
+		{"secrets in every part", "http://apiSECRET:passSECRET@rpc.example/api/pathSECRET?apikey=querySECRET"},
+		{"a user name that starts the password", "http://keySECRET:keySECRETmore@rpc.example/v3/pathSECRET?apikey=keySECRETmore&x=querySECRET"},
+		{"a password that is part of the path", "http://userSECRET:pathSECRET@rpc.example/v3/pathSECRET/more?apikey=querySECRET"},
 		{"a percent-escaped path", "http://rpc.example/v3/path%20SECRET%2Fkey?apikey=query%20SECRET"},
 		{"a query with a quote, a backslash and a no-break space", "http://rpc.example/v3/pathSECRET?apikey=q\"u\\e\u00a0rySECRET"},
 	}
@@ -56,6 +58,10 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 		{name: "a network error quoting the URL", base: func(r *http.Request) (*http.Response, error) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("refused by %s", r.URL)}
 		}, shown: true, netError: true},
+		{name: "a provider's RPC error quoting the URL", base: func(r *http.Request) (*http.Response, error) {
+			message, _ := json.Marshal("invalid key in " + r.URL.String())
+			return answerBody(r, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":`+string(message)+`}}`), nil
+		}, shown: true},
 		{name: "a clean message over a chain that quotes the URL", base: func(r *http.Request) (*http.Response, error) {
 			return nil, &wrapped{msg: "connection failed", err: fmt.Errorf("dial %s", r.URL)}
 		}},

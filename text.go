@@ -12,7 +12,8 @@ import (
 // and the text of transport errors, which may cite response bytes, a
 // proxy's answer or whatever a custom Base wrote. quote and printable are
 // the only ways such text enters a message. Both keep it short, and both
-// escape the same runes: every one that strconv.IsPrint rejects (C0 and C1
+// escape the same runes, those that plain rejects: every one that
+// strconv.IsPrint rejects (C0 and C1
 // controls, DEL, line and paragraph separators, bidirectional and
 // zero-width formatting, the BOM) and every byte that is not valid UTF-8.
 // So a hostile provider, proxy or Base can neither flood a log, nor write a
@@ -37,6 +38,28 @@ func quote(text string) string {
 	return strconv.Quote(text)
 }
 
+// refusal is an answer judged unacceptable: a message whose %s verbs show
+// values the provider sent. It keeps the values raw until the message is
+// rendered, so that the endpoint's secrets, which a provider may echo back,
+// can be masked in them before they are clipped.
+type refusal struct {
+	format string // one %s for each value
+	values []string
+}
+
+func refuse(format string, values ...string) error { return &refusal{format, values} }
+
+func (r *refusal) Error() string { return r.render(nil) }
+
+// render shows each value with quote, after masking forms in it.
+func (r *refusal) render(forms []string) string {
+	shown := make([]any, len(r.values))
+	for i, v := range r.values {
+		shown[i] = quote(mask(v, forms))
+	}
+	return fmt.Sprintf(r.format, shown...)
+}
+
 // printable shows a transport error's text unquoted, escaping the same runes
 // as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), and each
 // invalid byte as \xNN. The result is at most maxTransportText bytes, escapes
@@ -47,9 +70,10 @@ func printable(text string) string {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		shown := text[i : i+size]
 		switch {
-		case r == utf8.RuneError && size == 1:
+		case plain(r, size): // shown as it is
+		case size == 1 && r == utf8.RuneError:
 			shown = fmt.Sprintf(`\x%02x`, text[i])
-		case !strconv.IsPrint(r):
+		default:
 			q := strconv.QuoteRune(r)
 			shown = q[1 : len(q)-1]
 		}
@@ -61,6 +85,26 @@ func printable(text string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// plain reports whether the rune r, decoded from size bytes, may appear in
+// a message as itself: it is valid UTF-8 and strconv.IsPrint accepts it.
+// This is the one definition of what is safe to show.
+func plain(r rune, size int) bool {
+	return strconv.IsPrint(r) && !(size == 1 && r == utf8.RuneError)
+}
+
+// showable reports whether every rune of text is plain, so that it may be
+// shown as it is.
+func showable(text string) bool {
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !plain(r, size) {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // clip returns at most max bytes of text, never splitting a character, and

@@ -148,7 +148,8 @@ func TestPrintable(t *testing.T) {
 // proxy's answer to CONNECT, an error from a custom Base, an error reading
 // the answer, and a malformed response that net/http cites. Each hostile
 // rune is tried on each route; the message must hold nothing that package
-// unicode would not print, and must still show the text around it.
+// unicode would not print, nor may any error it wraps, and it must still
+// show the text around it.
 func TestHostileTextIsEscapedOnEveryRoute(t *testing.T) {
 	routes := []struct {
 		name string
@@ -181,10 +182,12 @@ func TestHostileTextIsEscapedOnEveryRoute(t *testing.T) {
 				if pe == nil {
 					t.Fatal("the probe did not fail")
 				}
+				eachError(pe, func(e error) {
+					if hasControl(e.Error()) {
+						t.Errorf("%T %q, the message or an error it wraps, holds a rune that is not printable", e, e)
+					}
+				})
 				msg := pe.Error()
-				if hasControl(msg) {
-					t.Errorf("message %q holds a rune that is not printable", msg)
-				}
 				if !strings.Contains(msg, "before") && !strings.Contains(msg, "after") {
 					t.Errorf("message %q does not show the text the route carried", msg)
 				}
@@ -218,4 +221,16 @@ func rawServer(t *testing.T, raw string) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// A provider may echo the endpoint's URL in a value it sends. The value is
+// masked before it is clipped, so a secret that the clip would cut short is
+// not left half shown.
+func TestRefusalMasksBeforeClipping(t *testing.T) {
+	secret := "keySECRETlong"
+	value := strings.Repeat("x", maxQuoted-len(secret)+1) + secret // the clip cuts off the last byte
+	got := refuse("RPC error %s", value).(*refusal).render([]string{secret})
+	if strings.Contains(got, "SECRET") || !strings.Contains(got, "xxx") {
+		t.Errorf("render = %q, want the value shown with its secret masked", got)
+	}
 }
