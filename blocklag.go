@@ -122,8 +122,9 @@ func New(cfg Config) (*Monitor, error) {
 //
 // Its message names the endpoint's ID and may show the host and port that a
 // dial used, a value the provider sent (quoted and clipped) and a transport
-// error's text (clipped). It never shows the URL's user name, password, path
-// or query, in any form, nor a rune that [strconv.IsPrint] rejects or a byte
+// error's text (clipped), with the URL's secrets masked in both. It never
+// shows the URL's user name, password, path (other than "/") or query, in
+// any form, nor a rune that [strconv.IsPrint] rejects or a byte
 // that is not valid UTF-8: those are escaped, so a message is always one
 // printable line. No error reachable from it by unwrapping shows a secret
 // either.

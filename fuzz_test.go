@@ -60,7 +60,7 @@ func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 // holds no control character; whenever it accepts, the independent judge
 // agrees on the verdict and the height, which it reads only from a result
 // in canonical form. Run longer with:
-// go test -run '^$' -fuzz FuzzJudge -fuzztime 5m
+// go test -run '^$' -fuzz FuzzJudge -fuzztime 5m -parallel 1
 func FuzzJudge(f *testing.F) {
 	for _, c := range judgeCases {
 		f.Add([]byte(c.body))
@@ -89,7 +89,7 @@ func FuzzJudge(f *testing.F) {
 // TestJudge: whatever compactHeight recognises, judgeStrictly accepts with
 // the same height, and judge always answers exactly as judgeStrictly does,
 // error messages included. Run longer with:
-// go test -run '^$' -fuzz FuzzCompactHeight -fuzztime 3m -parallel 1
+// go test -run '^$' -fuzz FuzzCompactHeight -fuzztime 5m -parallel 1
 func FuzzCompactHeight(f *testing.F) {
 	for _, c := range compactCases {
 		f.Add([]byte(c.body))
