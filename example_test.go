@@ -214,9 +214,9 @@ func ExampleProbeError() {
 // handler here drops the time-valued attributes (the record's time, checked
 // and advanced) only so that the output below stays the same on every run.
 func ExampleMonitor_Status() {
-	primary := fakeNode("0x64", "0x0") // block 100
+	primary := fakeNode("0x64") // block 100
 	defer primary.Close()
-	backup := fakeNode("0x6e", "0x0") // block 110
+	backup := fakeNode("0x6e") // block 110
 	defer backup.Close()
 
 	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{

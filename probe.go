@@ -79,9 +79,12 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 // response body. A request cut short by the probe's own deadline fails with
 // an error that says so and wraps context.DeadlineExceeded.
 func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
-	// Its only possible errors are a nil ctx, which Check rules out, and a
-	// bad method or URL, which New has ruled out by parsing the same string.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
+	if err != nil {
+		// New parsed the same URL, so this cannot happen; the error itself
+		// would quote the URL, so it is not passed on.
+		return 0, errors.New("cannot build the request")
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := m.client.Do(req)

@@ -130,7 +130,8 @@ func (e EndpointStatus) MarshalJSON() ([]byte, error) {
 // endpoint, keyed by its ID and in configured order, holding eligible,
 // height, lag, and error only when Err is set. With a TextHandler,
 // slog.Info("check", "status", st) gives keys such as status.reference and
-// status.primary.lag.
+// status.primary.lag. An endpoint ID such as "reference", or one holding a
+// dot, reads ambiguously beside those keys: pick IDs that do not.
 func (s Status) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 3+len(s.Endpoints))
 	if !s.Checked.IsZero() {
