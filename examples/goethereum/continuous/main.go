@@ -63,8 +63,9 @@ type settings struct {
 }
 
 // run is the whole command: it returns the exit status, 2 for bad flags or
-// environment (a -metrics-addr it cannot listen on included), 1 when the dev nodes cannot start, and 0 after a clean
-// shutdown when ctx ends (or, with -dev-duration, when the demo is over).
+// environment (a -metrics-addr it cannot listen on included), 1 when the dev
+// nodes cannot start, and 0 after a clean shutdown when ctx ends (or, with
+// -dev-duration, when the demo is over).
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) int {
 	logger := log.New(out, "", log.LstdFlags)
 	s, err := parseFlags(args, out)
