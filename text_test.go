@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -232,5 +234,27 @@ func TestRefusalMasksBeforeClipping(t *testing.T) {
 	got := refuse("RPC error %s", value).(*refusal).render([]string{secret})
 	if strings.Contains(got, "SECRET") || !strings.Contains(got, "xxx") {
 		t.Errorf("render = %q, want the value shown with its secret masked", got)
+	}
+}
+
+// With Base nil, probes go through http.DefaultTransport, which takes its
+// proxy from the environment, read once per process. So the Check runs in
+// a child process started with HTTPS_PROXY pointing at a proxy that answers
+// CONNECT with hostile text, and its message must come out escaped.
+func TestProxyFromEnvironmentIsEscaped(t *testing.T) {
+	if os.Getenv("BLOCKLAG_PROXY_CHILD") != "" {
+		m := mustNew(t, Config{Endpoints: named("a", "https://rpc.example/")})
+		pe := probeErrors(t, check(m))["a"]
+		if pe == nil || hasControl(pe.Error()) || !strings.Contains(pe.Error(), "before") {
+			t.Fatalf("Check through the proxy gave %q, want the proxy's text escaped", pe)
+		}
+		return
+	}
+	proxy := "http://" + rawServer(t, "HTTP/1.1 403 before\u0085\u202e\u2028after\r\n\r\n")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProxyFromEnvironmentIsEscaped$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "BLOCKLAG_PROXY_CHILD=1",
+		"HTTPS_PROXY="+proxy, "https_proxy="+proxy, "NO_PROXY=", "no_proxy=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the child process failed: %v\n%s", err, out)
 	}
 }
