@@ -61,8 +61,8 @@ func (r *refusal) render(forms []string) string {
 }
 
 // printable shows a transport error's text unquoted, escaping the same runes
-// as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), and each
-// invalid byte as \xNN. The result is at most maxTransportText bytes, escapes
+// as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), each
+// invalid byte as \xNN, and a backslash as \\. The result is at most maxTransportText bytes, escapes
 // included, plus "..." when text was cut; an escape is never cut in two.
 func printable(text string) string {
 	var b strings.Builder
@@ -70,6 +70,8 @@ func printable(text string) string {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		shown := text[i : i+size]
 		switch {
+		case r == '\\': // doubled, so that every escape in the result is one printable wrote
+			shown = `\\`
 		case plain(r, size): // shown as it is
 		case size == 1 && r == utf8.RuneError:
 			shown = fmt.Sprintf(`\x%02x`, text[i])
