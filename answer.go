@@ -135,7 +135,7 @@ func rpcError(raw json.RawMessage) error {
 		Message *string `json:"message"`
 	}
 	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
-		return refuse("RPC error %s", string(raw))
+		return refuseMember("RPC error %s", raw)
 	}
 	return refuse(fmt.Sprintf("RPC error %d: ", *e.Code)+"%s", *e.Message)
 }
@@ -160,5 +160,5 @@ func refuseMember(format string, raw json.RawMessage) error {
 	if raw == nil {
 		return fmt.Errorf(format, "missing")
 	}
-	return refuse(format, string(raw))
+	return &refusal{format: format, values: []string{string(raw)}, json: true}
 }

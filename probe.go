@@ -74,8 +74,9 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 
 // fetch posts one JSON-RPC request to ep with JSON Content-Type and Accept
 // headers, and returns the quantity its answer carries. Any status but 200
-// fails it without its body being read; otherwise judge decides on the
-// answer, of which it reads at most maxBody+1 bytes. It always closes the
+// fails it without its body being read, and so does a body of another
+// length than its Content-Length; otherwise judge decides on the answer, of
+// which it reads at most maxBody+1 bytes. It always closes the
 // response body. A request cut short by the probe's own deadline fails with
 // an error that says so and wraps context.DeadlineExceeded.
 func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
@@ -100,7 +101,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		return 0, m.sendError(ctx, ep, fmt.Errorf("reading answer: %w", err))
 	}
 	height, err := judge(body)
-	if r, ok := err.(*refusal); ok { // a provider may echo its URL back
+	if r, ok := err.(*refusal); ok { // judge returns refusals unwrapped; a provider may echo its URL back
 		err = errors.New(r.render(secretForms(ep.target)))
 	}
 	return height, err
@@ -108,9 +109,10 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 
 // readBody reads resp's body whole when it is at most maxBody bytes, and
 // otherwise its first maxBody+1 bytes, which judge then refuses as too
-// large.
+// large. A body that is shorter or longer than its stated ContentLength is
+// an error.
 func readBody(resp *http.Response) ([]byte, error) {
-	if n := int(resp.ContentLength); 0 < n && n <= maxBody {
+	if cl := resp.ContentLength; 0 < cl && cl <= maxBody {
 		// Most providers say how long the answer is: reading that much takes
 		// one small buffer instead of the 512 bytes that io.ReadAll starts
 		// with, a tenth of the bytes a probe allocates. The buffer has room
@@ -118,13 +120,16 @@ func readBody(resp *http.Response) ([]byte, error) {
 		// only a custom Base can hand over (http.Transport stops at the
 		// length). A length of 0 is left to io.ReadAll, since a Base that
 		// builds its answers in memory often leaves ContentLength unset.
+		n := int(cl)
 		body := make([]byte, n+1)
 		read, err := io.ReadFull(resp.Body, body)
 		switch {
 		case read == n && err == io.ErrUnexpectedEOF:
 			return body[:n], nil
 		case read > n:
-			return nil, fmt.Errorf("answer longer than its Content-Length of %d bytes", n)
+			return nil, fmt.Errorf("body longer than its Content-Length of %d bytes", n)
+		case err == io.EOF: // nothing at all
+			return nil, io.ErrUnexpectedEOF
 		}
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package blocklag
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -108,6 +110,7 @@ func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 // hands over a body of another length fails the probe, as one without a
 // length is read up to the limit.
 func TestAnswerLength(t *testing.T) {
+	const broken = "<a read error>" // at the end of a body, where reading it fails
 	tests := []struct {
 		name   string
 		length int64 // the Content-Length the Base reports
@@ -118,13 +121,19 @@ func TestAnswerLength(t *testing.T) {
 		{"a body without a length", -1, valid, ""},
 		{"a body longer than it says", int64(len(valid)), valid + " trailing", "longer than its Content-Length"},
 		{"a body shorter than it says", int64(len(valid)) + 1, valid, "unexpected EOF"},
+		{"an empty body with a length", int64(len(valid)), "", "unexpected EOF"},
+		{"a read error after as much as it says", int64(len(valid)), valid + broken, "connection reset"},
 		{"a length above the limit", maxBody + 1, valid + strings.Repeat(" ", maxBody), "larger than 4096"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body := io.NopCloser(strings.NewReader(tt.body))
-				return &http.Response{StatusCode: http.StatusOK, ContentLength: tt.length, Body: body, Header: http.Header{}, Request: r}, nil
+				text, failing := strings.CutSuffix(tt.body, broken)
+				var body io.Reader = strings.NewReader(text)
+				if failing {
+					body = io.MultiReader(body, iotest.ErrReader(errors.New("connection reset")))
+				}
+				return &http.Response{StatusCode: http.StatusOK, ContentLength: tt.length, Body: io.NopCloser(body), Header: http.Header{}, Request: r}, nil
 			})
 			m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
 			err := check(m)

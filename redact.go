@@ -79,6 +79,9 @@ func secretForms(u *url.URL) []string {
 // before it replaces any, so a form that overlaps or contains another is
 // masked whole.
 func mask(text string, forms []string) string {
+	if len(forms) == 0 {
+		return text
+	}
 	hidden := make([]bool, len(text))
 	found := false
 	for _, f := range forms {

@@ -62,6 +62,10 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 			message, _ := json.Marshal("invalid key in " + r.URL.String())
 			return answerBody(r, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":`+string(message)+`}}`), nil
 		}, shown: true},
+		{name: "a provider's malformed RPC error escaping the URL's slashes", base: func(r *http.Request) (*http.Response, error) {
+			message, _ := json.Marshal("invalid key for " + r.URL.String())
+			return answerBody(r, `{"jsonrpc":"2.0","id":1,"error":`+strings.ReplaceAll(string(message), "/", `\/`)+`}`), nil
+		}}, // shown as [redacted] whole
 		{name: "a clean message over a chain that quotes the URL", base: func(r *http.Request) (*http.Response, error) {
 			return nil, &wrapped{msg: "connection failed", err: fmt.Errorf("dial %s", r.URL)}
 		}},

@@ -1,6 +1,7 @@
 package blocklag
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,11 +14,11 @@ import (
 // proxy's answer or whatever a custom Base wrote. quote and printable are
 // the only ways such text enters a message. Both keep it short, and both
 // escape the same runes, those that plain rejects: every one that
-// strconv.IsPrint rejects (C0 and C1
-// controls, DEL, line and paragraph separators, bidirectional and
-// zero-width formatting, the BOM) and every byte that is not valid UTF-8.
-// So a hostile provider, proxy or Base can neither flood a log, nor write a
-// line of its own into it, nor reorder how it reads.
+// strconv.IsPrint rejects (C0 and C1 controls, DEL, line and paragraph
+// separators, bidirectional and zero-width formatting, the BOM) and every
+// byte that is not valid UTF-8. So a hostile provider, proxy or Base can
+// neither flood a log, nor write a line of its own into it, nor reorder how
+// it reads.
 
 // maxQuoted is how many bytes of one value from a provider a message shows.
 const maxQuoted = 100
@@ -43,27 +44,63 @@ func quote(text string) string {
 // rendered, so that the endpoint's secrets, which a provider may echo back,
 // can be masked in them before they are clipped.
 type refusal struct {
-	format string // one %s for each value
-	values []string
+	format string   // one %s for each value
+	values []string // as the provider sent them
+	json   bool     // the values are undecoded JSON text
 }
 
-func refuse(format string, values ...string) error { return &refusal{format, values} }
+func refuse(format string, values ...string) error { return &refusal{format: format, values: values} }
 
 func (r *refusal) Error() string { return r.render(nil) }
 
-// render shows each value with quote, after masking forms in it.
+// render shows each value with quote, after masking forms in it. A JSON
+// value whose decoded strings or numbers hold a secret, which its text may
+// hide behind JSON escapes such as \/ or \u0053, is shown as [redacted]
+// whole.
 func (r *refusal) render(forms []string) string {
 	shown := make([]any, len(r.values))
 	for i, v := range r.values {
+		if r.json && decodedHolds(v, forms) {
+			v = "[redacted]"
+		}
 		shown[i] = quote(mask(v, forms))
 	}
 	return fmt.Sprintf(r.format, shown...)
 }
 
+// decodedHolds reports whether any string, member name or number in the
+// JSON text value, once decoded, holds one of forms.
+func decodedHolds(value string, forms []string) bool {
+	if len(forms) == 0 {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // the end of value; judge only refuses valid JSON values
+		}
+		var text string
+		switch t := tok.(type) {
+		case string:
+			text = t
+		case json.Number:
+			text = t.String()
+		default:
+			continue
+		}
+		if mask(text, forms) != text {
+			return true
+		}
+	}
+}
+
 // printable shows a transport error's text unquoted, escaping the same runes
 // as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), each
-// invalid byte as \xNN, and a backslash as \\. The result is at most maxTransportText bytes, escapes
-// included, plus "..." when text was cut; an escape is never cut in two.
+// invalid byte as \xNN, and a backslash as \\. The result is at most
+// maxTransportText bytes, escapes included, plus "..." when text was cut;
+// an escape is never cut in two.
 func printable(text string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {

@@ -228,13 +228,26 @@ func rawServer(t *testing.T, raw string) string {
 
 // A provider may echo the endpoint's URL in a value it sends. The value is
 // masked before it is clipped, so a secret that the clip would cut short is
-// not left half shown.
-func TestRefusalMasksBeforeClipping(t *testing.T) {
-	secret := "keySECRETlong"
-	value := strings.Repeat("x", maxQuoted-len(secret)+1) + secret // the clip cuts off the last byte
-	got := refuse("RPC error %s", value).(*refusal).render([]string{secret})
-	if strings.Contains(got, "SECRET") || !strings.Contains(got, "xxx") {
-		t.Errorf("render = %q, want the value shown with its secret masked", got)
+// not left half shown; and a JSON value shown undecoded is hidden whole
+// when a secret stands behind its escapes.
+func TestRefusalMasksSecrets(t *testing.T) {
+	const secret = "/v3/keySECRETtail"
+	tests := []struct {
+		name    string
+		refusal error
+	}{
+		{"a value the clip cuts short", refuse("RPC error %s", strings.Repeat("x", maxQuoted-len(secret)+1)+secret)}, // the clip cuts off "l"
+		{"JSON with escaped slashes", refuseMember("RPC error %s", []byte(`"bad key \/v3\/keySECRETtail"`))},
+		{"JSON with an escaped letter", refuseMember("answer id is %s", []byte(`["\/v3\/key\u0053ECRETtail"]`))},
+		{"JSON with the secret as a member name", refuseMember("RPC error %s", []byte(`{"/v3/keySECRETtail":1}`))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.refusal.(*refusal).render([]string{secret})
+			if strings.Contains(got, "ECRET") || !strings.Contains(got, "[reda") {
+				t.Errorf("render = %q, want the secret masked", got)
+			}
+		})
 	}
 }
 
@@ -252,7 +265,7 @@ func TestProxyFromEnvironmentIsEscaped(t *testing.T) {
 		return
 	}
 	proxy := "http://" + rawServer(t, "HTTP/1.1 403 before\u0085\u202e\u2028after\r\n\r\n")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestProxyFromEnvironmentIsEscaped$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProxyFromEnvironmentIsEscaped$", "-test.count=1", "-test.timeout=1m")
 	cmd.Env = append(os.Environ(), "BLOCKLAG_PROXY_CHILD=1",
 		"HTTPS_PROXY="+proxy, "https_proxy="+proxy, "NO_PROXY=", "no_proxy=")
 	if out, err := cmd.CombinedOutput(); err != nil {
