@@ -97,18 +97,17 @@ func decodedHolds(value string, forms []string) bool {
 }
 
 // printable shows a transport error's text unquoted, escaping the same runes
-// as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), each
-// invalid byte as \xNN, and a backslash as \\. The result is at most
-// maxTransportText bytes, escapes included, plus "..." when text was cut;
-// an escape is never cut in two.
+// as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), and each
+// invalid byte as \xNN. The result is at most maxTransportText bytes,
+// escapes included, plus "..." when text was cut; an escape is never cut in
+// two. A backslash stays as it is, so that net/http's own quoting reads as
+// it does elsewhere: text that looks like an escape cannot forge a line.
 func printable(text string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		shown := text[i : i+size]
 		switch {
-		case r == '\\': // doubled, so that every escape in the result is one printable wrote
-			shown = `\\`
 		case plain(r, size): // shown as it is
 		case size == 1 && r == utf8.RuneError:
 			shown = fmt.Sprintf(`\x%02x`, text[i])
