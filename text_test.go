@@ -173,7 +173,9 @@ func TestHostileTextIsEscapedOnEveryRoute(t *testing.T) {
 			return Config{Endpoints: named("a", "http://rpc.example/"), Base: base}
 		}},
 		{"a malformed header that net/http cites", func(t *testing.T, text string) Config {
-			return Config{Endpoints: named("a", "http://"+rawServer(t, "HTTP/1.1 200 OK\r\n"+text+"\r\n\r\n"))}
+			// A header whose name is not a token: Go 1.24 cites the line as
+			// it came, later versions quote it.
+			return Config{Endpoints: named("a", "http://"+rawServer(t, "HTTP/1.1 200 OK\r\n"+text+": x\r\n\r\n"))}
 		}},
 	}
 	for _, route := range routes {
