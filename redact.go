@@ -118,6 +118,16 @@ func mask(text string, forms []string) string {
 	return b.String()
 }
 
+// holdsAny reports whether text holds any of forms.
+func holdsAny(text string, forms []string) bool {
+	for _, f := range forms {
+		if f != "" && strings.Contains(text, f) {
+			return true
+		}
+	}
+	return false
+}
+
 // chainIsShowable reports whether every error in err's chain, followed
 // through both kinds of Unwrap, has a text that holds none of forms and
 // only runes that are safe to show as they are.
@@ -129,10 +139,8 @@ func chainIsShowable(err error, forms []string) bool {
 	if !showable(text) {
 		return false
 	}
-	for _, f := range forms {
-		if f != "" && strings.Contains(text, f) {
-			return false
-		}
+	if holdsAny(text, forms) {
+		return false
 	}
 	switch u := err.(type) {
 	case interface{ Unwrap() error }:
