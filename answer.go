@@ -162,3 +162,60 @@ func refuseMember(format string, raw json.RawMessage) error {
 	}
 	return &refusal{format: format, values: []string{string(raw)}, json: true}
 }
+
+// refusal is an answer judged unacceptable: a message whose %s verbs show
+// values the provider sent. It keeps the values raw until the message is
+// rendered, so that the endpoint's secrets, which a provider may echo back,
+// can be masked in them before they are clipped.
+type refusal struct {
+	format string   // one %s for each value
+	values []string // as the provider sent them
+	json   bool     // the values are undecoded JSON text
+}
+
+func refuse(format string, values ...string) error { return &refusal{format: format, values: values} }
+
+func (r *refusal) Error() string { return r.render(nil) }
+
+// render shows each value with quote, after masking forms in it. A JSON
+// value whose decoded strings or numbers hold a secret, which its text may
+// hide behind JSON escapes such as \/ or \u0053, is shown as [redacted]
+// whole.
+func (r *refusal) render(s *secrets) string {
+	shown := make([]any, len(r.values))
+	for i, v := range r.values {
+		if r.json && decodedHolds(v, s) {
+			v = "[redacted]"
+		}
+		shown[i] = quote(s.mask(v))
+	}
+	return fmt.Sprintf(r.format, shown...)
+}
+
+// decodedHolds reports whether any string, member name or number in the
+// JSON text value, once decoded, holds one of forms.
+func decodedHolds(value string, s *secrets) bool {
+	if s == nil {
+		return false // nothing to look for: the common case of Error
+	}
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // the end of value; judge only refuses valid JSON values
+		}
+		var text string
+		switch t := tok.(type) {
+		case string:
+			text = t
+		case json.Number:
+			text = t.String()
+		default:
+			continue
+		}
+		if s.holds(text) {
+			return true
+		}
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ type Monitor struct {
 	probeTimeout time.Duration
 	chainID      uint64
 	client       *http.Client
+	secrets      *secrets // every endpoint's, masked in every endpoint's messages
 
 	// turn holds one token while a Check runs. It is a channel rather than a
 	// sync.Mutex so that a Check waiting for its turn can give up when its
@@ -95,8 +97,13 @@ func New(cfg Config) (*Monitor, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	targets := make([]*url.URL, len(eps))
+	for i, ep := range eps {
+		targets[i] = ep.target
+	}
 	m := &Monitor{
 		endpoints:    eps,
+		secrets:      newSecrets(targets...),
 		maxLag:       cfg.MaxLag,
 		quorum:       cfg.Quorum,
 		probeTimeout: cfg.ProbeTimeout,
@@ -114,36 +121,6 @@ func New(cfg Config) (*Monitor, error) {
 	m.current.Store(failOpen(eps))
 	return m, nil
 }
-
-// ProbeError reports why one provider's probe failed. Every per-provider
-// failure that [Monitor.Check] returns is a *ProbeError, joined with the
-// others by [errors.Join]; use [errors.As] on each joined error to tell
-// which provider failed.
-//
-// Its message names the endpoint's ID and may show the host and port that a
-// dial used, a value the provider sent (quoted and clipped) and a transport
-// error's text (clipped), with the URL's secrets masked in both. It never
-// shows the URL's user name, password, path (other than "/") or query, in
-// any form, nor a rune that [strconv.IsPrint] rejects or a byte
-// that is not valid UTF-8: those are escaped, so a message is always one
-// printable line. No error reachable from it by unwrapping shows a secret
-// either.
-type ProbeError struct {
-	// Endpoint is the ID of the provider whose probe failed.
-	Endpoint failnext.EndpointID
-	// Err says why: a transport error, a timeout, an unexpected status, an
-	// answer that is not a valid eth_blockNumber result, or, with
-	// Config.ChainID set, a chain ID request that failed or named another
-	// chain.
-	Err error
-}
-
-func (e *ProbeError) Error() string {
-	return fmt.Sprintf("blocklag: endpoint %q: %v", e.Endpoint, e.Err)
-}
-
-// Unwrap returns the reason the probe failed.
-func (e *ProbeError) Unwrap() error { return e.Err }
 
 var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
@@ -197,16 +174,20 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, nothing published: %w", err)
 	}
-	if s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked, m.progress); s != nil {
+	s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked, m.progress)
+	if s != nil {
 		m.current.Store(s)
 	}
-	var errs []error
+	failed := &CheckError{Published: s != nil, probes: len(outcomes)}
 	for _, o := range outcomes {
 		if o.err != nil {
-			errs = append(errs, o.err)
+			failed.Errors = append(failed.Errors, o.err.(*ProbeError)) // probeAll wraps every failure
 		}
 	}
-	return errors.Join(errs...)
+	if len(failed.Errors) == 0 {
+		return nil
+	}
+	return failed
 }
 
 // probeAll runs one probe per endpoint, all at once, and waits for them.

@@ -102,7 +102,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	}
 	height, err := judge(body)
 	if r, ok := err.(*refusal); ok { // judge returns refusals unwrapped; a provider may echo its URL back
-		err = errors.New(r.render(secretForms(ep.target)))
+		err = errors.New(r.render(m.secrets))
 	}
 	return height, err
 }
@@ -143,5 +143,5 @@ func (m *Monitor) sendError(ctx context.Context, ep endpoint, err error) error {
 	if context.Cause(ctx) == errProbeTimeout {
 		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
 	}
-	return transportError(err, ep.target)
+	return transportError(err, m.secrets)
 }

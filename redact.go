@@ -18,13 +18,12 @@ import (
 // with printable. The result unwraps to the original chain only when no
 // error in that chain shows a secret or a rune that printable would escape,
 // since whoever unwraps an error may print it.
-func transportError(err error, target *url.URL) error {
+func transportError(err error, s *secrets) error {
 	if ue, ok := err.(*url.Error); ok {
 		err = ue.Err
 	}
-	forms := secretForms(target)
-	e := &redactedError{msg: printable(mask(err.Error(), forms))}
-	if chainIsShowable(err, forms) {
+	e := &redactedError{msg: printable(s.mask(err.Error()))}
+	if chainIsShowable(err, s.forms) {
 		e.inner = []error{err}
 	} else {
 		e.inner = kinds(err)
@@ -43,6 +42,37 @@ type redactedError struct {
 
 func (e *redactedError) Error() string   { return e.msg }
 func (e *redactedError) Unwrap() []error { return e.inner }
+
+// secrets holds every form of every configured endpoint's secrets: each
+// endpoint's messages mask all of them, since endpoints of one provider
+// share hosts, connections and Bases, so that one's error may quote
+// another's request. New builds it; it is read-only afterwards. A nil
+// *secrets holds none.
+type secrets struct {
+	forms []string
+}
+
+// newSecrets gathers the secret forms of every target.
+func newSecrets(targets ...*url.URL) *secrets {
+	s := &secrets{}
+	for _, u := range targets {
+		s.forms = append(s.forms, secretForms(u)...)
+	}
+	return s
+}
+
+// mask replaces every occurrence of a secret in text with "[redacted]".
+func (s *secrets) mask(text string) string {
+	if s == nil {
+		return text
+	}
+	return mask(text, s.forms)
+}
+
+// holds reports whether text shows any secret.
+func (s *secrets) holds(text string) bool {
+	return s != nil && holdsAny(text, s.forms)
+}
 
 // secretForms lists every form in which an error's text may show a secret
 // part of u: its user name, password and whole userinfo, its path (unless it

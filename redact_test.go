@@ -161,7 +161,7 @@ func FuzzRedaction(f *testing.F) {
 			"%u", user+"SECRET", "%p", password+"SECRET",
 			"%e", u.EscapedPath(), "%v", query+"SECRET", "%E", url.QueryEscape(query+"SECRET"),
 		).Replace(template)
-		err = transportError(errors.New(text), target)
+		err = transportError(errors.New(text), newSecrets(target))
 		if strings.Contains(err.Error(), "SECRET") || hasControl(err.Error()) {
 			t.Errorf("text %q gave the message %q", text, err)
 		}

@@ -1,7 +1,6 @@
 package blocklag
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,70 +38,25 @@ func quote(text string) string {
 	return strconv.Quote(text)
 }
 
-// refusal is an answer judged unacceptable: a message whose %s verbs show
-// values the provider sent. It keeps the values raw until the message is
-// rendered, so that the endpoint's secrets, which a provider may echo back,
-// can be masked in them before they are clipped.
-type refusal struct {
-	format string   // one %s for each value
-	values []string // as the provider sent them
-	json   bool     // the values are undecoded JSON text
-}
-
-func refuse(format string, values ...string) error { return &refusal{format: format, values: values} }
-
-func (r *refusal) Error() string { return r.render(nil) }
-
-// render shows each value with quote, after masking forms in it. A JSON
-// value whose decoded strings or numbers hold a secret, which its text may
-// hide behind JSON escapes such as \/ or \u0053, is shown as [redacted]
-// whole.
-func (r *refusal) render(forms []string) string {
-	shown := make([]any, len(r.values))
-	for i, v := range r.values {
-		if r.json && decodedHolds(v, forms) {
-			v = "[redacted]"
-		}
-		shown[i] = quote(mask(v, forms))
-	}
-	return fmt.Sprintf(r.format, shown...)
-}
-
-// decodedHolds reports whether any string, member name or number in the
-// JSON text value, once decoded, holds one of forms.
-func decodedHolds(value string, forms []string) bool {
-	if len(forms) == 0 {
-		return false // nothing to look for: the common case of Error
-	}
-	dec := json.NewDecoder(strings.NewReader(value))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false // the end of value; judge only refuses valid JSON values
-		}
-		var text string
-		switch t := tok.(type) {
-		case string:
-			text = t
-		case json.Number:
-			text = t.String()
-		default:
-			continue
-		}
-		if holdsAny(text, forms) {
-			return true
-		}
-	}
-}
-
 // printable shows a transport error's text unquoted, escaping the same runes
 // as quote, each as strconv.QuoteRune writes it (\n, \x1b, \u2028), and each
 // invalid byte as \xNN. The result is at most maxTransportText bytes,
 // escapes included, plus "..." when text was cut; an escape is never cut in
 // two. A backslash stays as it is, so that net/http's own quoting reads as
 // it does elsewhere: text that looks like an escape cannot forge a line.
-func printable(text string) string {
+func printable(text string) string { return escapeWithin(text, maxTransportText) }
+
+// escape is printable without the limit on length. Text that is already
+// safe comes back as it is, so escaping twice changes nothing.
+func escape(text string) string {
+	if showable(text) {
+		return text
+	}
+	return escapeWithin(text, 4*len(text)) // no escape is over four bytes per byte it stands for
+}
+
+// escapeWithin escapes text as printable does, within limit bytes.
+func escapeWithin(text string, limit int) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -115,7 +69,7 @@ func printable(text string) string {
 			q := strconv.QuoteRune(r)
 			shown = q[1 : len(q)-1]
 		}
-		if b.Len()+len(shown) > maxTransportText {
+		if b.Len()+len(shown) > limit {
 			b.WriteString("...")
 			break
 		}

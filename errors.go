@@ -1,0 +1,192 @@
+package blocklag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/yermakovsa/failnext"
+)
+
+// ProbeError reports why one provider's probe failed. Every per-provider
+// failure that [Monitor.Check] reports is a *ProbeError, gathered in a
+// [*CheckError].
+//
+// Its message names the endpoint's ID and may show the host and port that a
+// dial used, a value the provider sent (quoted and clipped) and a transport
+// error's text (clipped), with every configured endpoint's secrets masked in
+// both. It never shows a URL's user name, password, path (other than "/")
+// or query, in any form, nor a rune that [strconv.IsPrint] rejects or a
+// byte that is not valid UTF-8: those are escaped, so a message is always
+// one printable line. The same holds for every error reachable from it by
+// unwrapping, and for every field of the types below.
+type ProbeError struct {
+	// Endpoint is the ID of the provider whose probe failed.
+	Endpoint failnext.EndpointID
+
+	// Err says why. It wraps a [*StatusError], a [*RPCError], a
+	// [*ChainIDError] or [ErrBadAnswer] when the provider answered but not
+	// as required, and for a timeout [context.DeadlineExceeded]. An error
+	// from Config.Base or net/http is never kept itself: its text is read
+	// once, when the probe fails, and Err wraps only stand-ins for the
+	// standard errors it matched (the context errors,
+	// [os.ErrDeadlineExceeded], [io.ErrUnexpectedEOF], [io.EOF], a
+	// [syscall.Errno], and a [net.Error] that keeps Timeout). A Base's own
+	// error types are therefore not reachable with [errors.As]: their
+	// methods could show what the message hides, or change later.
+	Err error
+}
+
+// Error escapes what the text of a hand-built Err would show unsafely;
+// the texts that Check builds need no escaping.
+func (e *ProbeError) Error() string {
+	var reason string
+	if e.Err != nil {
+		reason = escape(e.Err.Error())
+	}
+	return fmt.Sprintf("blocklag: endpoint %q: %s", e.Endpoint, reason)
+}
+
+// Unwrap returns the reason the probe failed.
+func (e *ProbeError) Unwrap() error { return e.Err }
+
+// Reason classifies the failure by the codes in Err alone, never by message
+// text: the first of the Reason constants, in the order they are listed,
+// whose description matches.
+func (e *ProbeError) Reason() Reason {
+	var se *StatusError
+	var re *RPCError
+	var ce *ChainIDError
+	var ne net.Error
+	switch {
+	case errors.As(e.Err, &se) && se.StatusCode == 429,
+		errors.As(e.Err, &re) && (re.Code == 429 || re.Code == -32005):
+		return ReasonRateLimited
+	case se != nil && (se.StatusCode == 401 || se.StatusCode == 402 || se.StatusCode == 403):
+		return ReasonUnauthorized
+	case se != nil:
+		return ReasonHTTPStatus
+	case re != nil:
+		return ReasonRPCError
+	case errors.As(e.Err, &ce):
+		return ReasonWrongChain
+	case errors.Is(e.Err, ErrBadAnswer):
+		return ReasonBadAnswer
+	case errors.Is(e.Err, context.DeadlineExceeded), errors.As(e.Err, &ne) && ne.Timeout():
+		return ReasonTimeout
+	}
+	return ReasonTransport
+}
+
+// Reason is a kind of probe failure, as [ProbeError.Reason] tells it. Its
+// values are fit for a metric label.
+type Reason string
+
+// The kinds of probe failure.
+const (
+	ReasonRateLimited  Reason = "rate_limited" // HTTP 429, or an RPC error with code 429 or -32005 (limit exceeded)
+	ReasonUnauthorized Reason = "unauthorized" // HTTP 401, 402 or 403
+	ReasonHTTPStatus   Reason = "http_status"  // any other HTTP status but 200, redirects included
+	ReasonRPCError     Reason = "rpc_error"    // any other JSON-RPC error
+	ReasonWrongChain   Reason = "wrong_chain"  // a [*ChainIDError]
+	ReasonBadAnswer    Reason = "bad_answer"   // an answer that matches [ErrBadAnswer]
+	ReasonTimeout      Reason = "timeout"      // context.DeadlineExceeded, or a net.Error whose Timeout is true
+	ReasonTransport    Reason = "transport"    // anything else: dial, TLS, a cut connection, a Base's own error
+)
+
+// CheckError is what [Monitor.Check] returns whenever a probe failed. Its
+// message is one line: how many probes of how many failed, whether the
+// verdicts were published, and each ProbeError's message.
+type CheckError struct {
+	// Errors has one *ProbeError per failed endpoint, in configured order.
+	Errors []*ProbeError
+
+	// Published reports whether the Check published a snapshot, which it
+	// does when at least one probe succeeded.
+	Published bool
+
+	// probes is how many endpoints the Check probed; zero in a CheckError
+	// not made by Check, whose message then counts only Errors.
+	probes int
+}
+
+func (e *CheckError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, ", len(e.Errors), max(e.probes, len(e.Errors)))
+	if e.Published {
+		b.WriteString("verdicts published")
+	} else {
+		b.WriteString("nothing published")
+	}
+	for i, pe := range e.Errors {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(pe.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the ProbeErrors, so that [errors.Is] and [errors.As] look
+// through each of them.
+func (e *CheckError) Unwrap() []error {
+	errs := make([]error, len(e.Errors))
+	for i, pe := range e.Errors {
+		errs[i] = pe
+	}
+	return errs
+}
+
+// StatusError reports that a provider answered with an HTTP status other
+// than 200; a redirect is one, since probes follow none.
+type StatusError struct {
+	StatusCode int
+}
+
+func (e *StatusError) Error() string { return "HTTP status " + strconv.Itoa(e.StatusCode) }
+
+// RPCError reports that a provider answered with a JSON-RPC error object.
+type RPCError struct {
+	// Code is the error's code.
+	Code int
+
+	// Message is the provider's message exactly as the ProbeError's text
+	// shows it between quotes: with every endpoint's secrets masked, every
+	// rune that strconv.IsPrint rejects escaped as Go quotes it, and clipped
+	// to 100 bytes, in which case it ends in "...".
+	Message string
+}
+
+// Error shows Message between quotes as it is, since it is already escaped;
+// it escapes only what a hand-built Message would show unsafely.
+func (e *RPCError) Error() string {
+	return "RPC error " + strconv.Itoa(e.Code) + `: "` + escape(e.Message) + `"`
+}
+
+// ErrorCode returns Code, so that go-ethereum's rpc.Error interface finds
+// an RPCError too.
+func (e *RPCError) ErrorCode() int { return e.Code }
+
+// ChainIDError reports that, with Config.ChainID set, a provider answered
+// eth_chainId with another chain.
+type ChainIDError struct {
+	Got, Want uint64
+}
+
+func (e *ChainIDError) Error() string {
+	return fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want)
+}
+
+// ErrBadAnswer is matched, through [errors.Is], by every failure of an
+// answer to break the rules a probe checks: a body over 4096 bytes or longer
+// than its stated Content-Length, one that is not a single JSON object, a
+// jsonrpc that is not "2.0", an id that is not the number 1, a missing or
+// malformed result, a malformed error member; for an eth_chainId answer
+// too. A body that ends before its stated length cannot be told from a cut
+// connection, and fails as a transport error wrapping [io.ErrUnexpectedEOF].
+var ErrBadAnswer = errors.New("bad answer")
