@@ -3,7 +3,6 @@ package blocklag
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -68,7 +67,7 @@ func compactHeight(body []byte) (uint64, bool) {
 // error when it refuses, are judge's.
 func judgeStrictly(body []byte) (uint64, error) {
 	if len(body) > maxBody {
-		return 0, fmt.Errorf("answer larger than %d bytes", maxBody)
+		return 0, refuse(fmt.Sprintf("answer larger than %d bytes", maxBody))
 	}
 	members, err := decodeObject(body)
 	if err != nil {
@@ -86,7 +85,7 @@ func judgeStrictly(body []byte) (uint64, error) {
 	}
 	raw, ok := members["result"]
 	if !ok {
-		return 0, errors.New("answer has no result")
+		return 0, refuse("answer has no result")
 	}
 	var result string
 	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
@@ -101,18 +100,18 @@ func judgeStrictly(body []byte) (uint64, error) {
 func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New("answer is not a JSON object")
+		return nil, refuse("answer is not a JSON object")
 	}
 	members := make(map[string]json.RawMessage, 4)
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, errors.New("answer is not valid JSON")
+			return nil, refuse("answer is not valid JSON")
 		}
 		name, _ := tok.(string) // inside an object the decoder only yields string names
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return nil, errors.New("answer is not valid JSON")
+			return nil, refuse("answer is not valid JSON")
 		}
 		if _, dup := members[name]; dup {
 			return nil, refuse("answer names member %s twice", name)
@@ -120,24 +119,25 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 		members[name] = value
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, errors.New("answer is not valid JSON")
+		return nil, refuse("answer is not valid JSON")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("answer has data after the JSON object")
+		return nil, refuse("answer has data after the JSON object")
 	}
 	return members, nil
 }
 
 // rpcError describes a JSON-RPC error member, keeping its code and message.
+// One without both, or with a code that is not an int, is malformed.
 func rpcError(raw json.RawMessage) error {
 	var e struct {
-		Code    *int64  `json:"code"`
+		Code    *int    `json:"code"`
 		Message *string `json:"message"`
 	}
 	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
 		return refuseMember("RPC error %s", raw)
 	}
-	return refuse(fmt.Sprintf("RPC error %d: ", *e.Code)+"%s", *e.Message)
+	return &refusal{format: "%s", values: []string{*e.Message}, rpc: true, code: *e.Code}
 }
 
 // parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
@@ -158,30 +158,37 @@ func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 // as "missing" when the member is absent.
 func refuseMember(format string, raw json.RawMessage) error {
 	if raw == nil {
-		return fmt.Errorf(format, "missing")
+		return refuse(fmt.Sprintf(format, "missing"))
 	}
 	return &refusal{format: format, values: []string{string(raw)}, json: true}
 }
 
-// refusal is an answer judged unacceptable: a message whose %s verbs show
-// values the provider sent. It keeps the values raw until the message is
-// rendered, so that the endpoint's secrets, which a provider may echo back,
-// can be masked in them before they are clipped.
+// refusal is an answer judged unacceptable, as judge returns it: a message
+// whose %s verbs show values the provider sent. It keeps the values raw
+// until the message is rendered, so that every endpoint's secrets, which a
+// provider may echo back, can be masked in them before they are clipped.
 type refusal struct {
-	format string   // one %s for each value
+	format string   // one %s for each value; without values, the whole message
 	values []string // as the provider sent them
 	json   bool     // the values are undecoded JSON text
+	rpc    bool     // a JSON-RPC error object: values holds its message
+	code   int      // the JSON-RPC error's code, when rpc is set
 }
 
 func refuse(format string, values ...string) error { return &refusal{format: format, values: values} }
 
-func (r *refusal) Error() string { return r.render(nil) }
+func (r *refusal) Error() string { return r.resolve(nil).Error() }
 
-// render shows each value with quote, after masking forms in it. A JSON
-// value whose decoded strings or numbers hold a secret, which its text may
-// hide behind JSON escapes such as \/ or \u0053, is shown as [redacted]
-// whole.
-func (r *refusal) render(s *secrets) string {
+// resolve renders r with the secrets in s masked, as the error a probe
+// reports: an *RPCError for a JSON-RPC error object, and otherwise an error
+// that matches ErrBadAnswer.
+func (r *refusal) resolve(s *secrets) error {
+	if r.rpc {
+		return &RPCError{Code: r.code, Message: quoted(s.mask(r.values[0]))}
+	}
+	if len(r.values) == 0 {
+		return &badAnswer{msg: r.format}
+	}
 	shown := make([]any, len(r.values))
 	for i, v := range r.values {
 		if r.json && decodedHolds(v, s) {
@@ -189,8 +196,29 @@ func (r *refusal) render(s *secrets) string {
 		}
 		shown[i] = quote(s.mask(v))
 	}
-	return fmt.Sprintf(r.format, shown...)
+	return &badAnswer{msg: fmt.Sprintf(r.format, shown...)}
 }
+
+// quoted is what quote shows between its quotes, with "..." inside them
+// when text was clipped: an RPCError's Message.
+func quoted(text string) string {
+	text, cut := clip(text, maxQuoted)
+	q := strconv.Quote(text)
+	q = q[1 : len(q)-1]
+	if cut {
+		q += "..."
+	}
+	return q
+}
+
+// badAnswer is an answer that breaks the rules a probe checks, said in
+// words that are already safe to show.
+type badAnswer struct{ msg string }
+
+func (e *badAnswer) Error() string { return e.msg }
+
+// Is makes every badAnswer match ErrBadAnswer.
+func (e *badAnswer) Is(target error) bool { return target == ErrBadAnswer }
 
 // decodedHolds reports whether any string, member name or number in the
 // JSON text value, once decoded, holds one of forms.

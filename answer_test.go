@@ -1,6 +1,7 @@
 package blocklag
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -88,6 +89,18 @@ func TestJudge(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("judge = %d, %v; want an error saying %q", height, err, tt.want)
+			}
+			r, ok := err.(*refusal)
+			if !ok {
+				t.Fatalf("judge failed with a %T, want a *refusal", err)
+			}
+			// A JSON-RPC error object is the provider's own answer; any
+			// other refusal is an answer that breaks the rules.
+			resolved := r.resolve(nil)
+			var rpc *RPCError
+			if wantRPC := strings.HasPrefix(tt.want, "RPC error -"); errors.As(resolved, &rpc) != wantRPC || errors.Is(resolved, ErrBadAnswer) == wantRPC {
+				t.Errorf("judge's error %v is an RPCError: %v, matches ErrBadAnswer: %v; want it to be exactly one, an RPCError: %v",
+					resolved, rpc != nil, errors.Is(resolved, ErrBadAnswer), wantRPC)
 			}
 		})
 	}

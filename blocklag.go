@@ -21,10 +21,14 @@
 //
 // [Monitor.Status] shows what the snapshot in force rests on: when it was
 // checked, the reference height, and each provider's height, lag, verdict
-// and probe error. A probe that fails is reported as a [*ProbeError].
+// and probe error. A probe that fails is reported as a [*ProbeError], whose
+// [ProbeError.Reason] tells a provider that refused us from one that is
+// broken.
 //
-// blocklag runs nothing in the background: the caller decides when to Check,
-// and a snapshot stays in force until a later Check publishes another.
+// The caller decides when to Check, and a snapshot stays in force until a
+// later Check publishes another. Every goroutine that blocklag starts ends
+// before Check returns; what the transport behind [Config.Base] does with
+// its connections afterwards is its own (see there).
 package blocklag
 
 import (
@@ -133,10 +137,10 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 //   - ctx is done when the probes have finished: nothing is published, even
 //     if every probe succeeded, and the error satisfies
 //     errors.Is(err, ctx.Err()).
-//   - Every probe failed: nothing is published, and Check returns the
-//     failed probes' [*ProbeError] values joined with [errors.Join].
+//   - Every probe failed: nothing is published, and Check returns a
+//     [*CheckError] holding every provider's [*ProbeError].
 //   - Some probes failed: Check publishes a new snapshot, in which the failed
-//     providers are ineligible, and returns their *ProbeError values joined.
+//     providers are ineligible, and returns a *CheckError holding theirs.
 //   - Every probe succeeded: Check publishes a new snapshot and returns nil.
 //
 // When nothing is published, the snapshot in force stays, the fail-open one

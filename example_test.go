@@ -174,10 +174,9 @@ func ExampleConfig_probeTimeout() {
 	// hung eligible: false
 }
 
-// When some providers fail, Check still publishes and returns one
-// *ProbeError per failed provider, joined; errors.As on each joined error
-// tells which provider failed and why.
-func ExampleProbeError() {
+// Check's error is one line, fit for a log. Code reads the failures from
+// its Errors, in configured order.
+func ExampleCheckError() {
 	primary := fakeNode("0x64")
 	defer primary.Close()
 	backup := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -193,21 +192,67 @@ func ExampleProbeError() {
 		panic(err)
 	}
 	err = monitor.Check(context.Background())
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			var pe *blocklag.ProbeError
-			if errors.As(e, &pe) {
-				fmt.Printf("%s failed: %v\n", pe.Endpoint, pe.Err)
-			}
+	fmt.Println(err)
+	var ce *blocklag.CheckError
+	if errors.As(err, &ce) {
+		fmt.Println("published:", ce.Published)
+		for _, pe := range ce.Errors {
+			fmt.Printf("%s failed: %v\n", pe.Endpoint, pe.Reason())
 		}
 	}
 	fmt.Println("primary eligible:", monitor.Eligible("primary"))
 	fmt.Println("backup eligible:", monitor.Eligible("backup"))
 
 	// Output:
-	// backup failed: HTTP status 503
+	// blocklag: 1 of 2 probes failed, verdicts published: blocklag: endpoint "backup": HTTP status 503
+	// published: true
+	// backup failed: http_status
 	// primary eligible: true
 	// backup eligible: false
+}
+
+// A provider that rate-limits us and one that serves another chain fail
+// alike to Eligible, but code tells them apart by Reason and by type,
+// without parsing any text.
+func ExampleProbeError_Reason() {
+	mainnet := fakeNode("0x64", "eth_chainId", "0x1")
+	defer mainnet.Close()
+	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}`)
+	}))
+	defer limited.Close()
+	sepolia := fakeNode("0x64", "eth_chainId", "0xaa36a7")
+	defer sepolia.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{
+		Endpoints: []failnext.Endpoint{
+			{ID: "mainnet", URL: mainnet.URL},
+			{ID: "limited", URL: limited.URL},
+			{ID: "sepolia", URL: sepolia.URL},
+		},
+		ChainID: 1,
+	})
+	if err != nil {
+		panic(err)
+	}
+	var ce *blocklag.CheckError
+	if !errors.As(monitor.Check(context.Background()), &ce) {
+		return
+	}
+	for _, pe := range ce.Errors {
+		var rpc *blocklag.RPCError
+		var chain *blocklag.ChainIDError
+		switch {
+		case errors.As(pe, &rpc):
+			fmt.Printf("%s: %s, RPC code %d\n", pe.Endpoint, pe.Reason(), rpc.Code)
+		case errors.As(pe, &chain):
+			fmt.Printf("%s: %s, chain %d instead of %d\n", pe.Endpoint, pe.Reason(), chain.Got, chain.Want)
+		}
+	}
+
+	// Output:
+	// limited: rate_limited, RPC code -32005
+	// sepolia: wrong_chain, chain 11155111 instead of 1
 }
 
 // Status logs through log/slog as one group with a group per provider. The

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -43,7 +44,10 @@ var hostileCases = []hostileCase{
 	{name: "a server that drips one byte at a time, under ProbeTimeout", target: serving(dripping), probeTimeout: 100 * time.Millisecond, want: "timed out"},
 	{name: "64 MiB of plain text", target: serving(func(*testing.T, string) http.HandlerFunc { return huge(false) }), want: "larger than 4096", maxAlloc: 1 << 20},
 	{name: "a gzip bomb of 64 MiB", target: serving(func(*testing.T, string) http.HandlerFunc { return huge(true) }), want: "larger than 4096", maxAlloc: 1 << 20},
-	{name: "a gzip-compressed answer", target: serving(gzipped), chain: true},
+	{name: "a provider that compresses only when asked is not asked", target: serving(gzipped), chain: true},
+	{name: "a gzip answer sent unasked is not decoded", target: serving(gzipUnasked), want: "not a JSON object"},
+	{name: "a 40-byte answer behind 1 MiB of empty deflate blocks counts the bytes sent", target: serving(emptyBlocks(1 << 20)), want: "larger than 4096", maxAlloc: 1 << 20},
+	{name: "an endless stream of empty deflate blocks fails at once", target: serving(emptyBlocks(-1)), want: "larger than 4096", maxAlloc: 1 << 20, chain: true},
 	{name: "a chunked answer", target: serving(chunked)},
 	{name: "an answer without Content-Type", target: serving(withContentType(""))},
 	{name: "an answer with Content-Type text/plain", target: serving(withContentType("text/plain; charset=utf-8"))},
@@ -292,16 +296,63 @@ func chunked(t *testing.T, _ string) http.HandlerFunc {
 	}
 }
 
-// gzipped compresses the answer, as go-ethereum does when asked.
+// gzipped compresses the answer when the request asks for gzip, as
+// go-ethereum does, and otherwise sends it plain.
 func gzipped(t *testing.T, _ string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Accept-Encoding") != "gzip" {
-			t.Errorf("probe asked for encoding %q; Go's transport should ask for gzip", r.Header.Get("Accept-Encoding"))
+		out := answer(readRequest(t, r).ID, 100)
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			io.WriteString(w, out)
+			return
 		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, out)
+		zw.Close()
+	}
+}
+
+// gzipUnasked compresses the answer whatever the request asked for.
+func gzipUnasked(t *testing.T, _ string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		out := answer(readRequest(t, r).ID, 100)
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		io.WriteString(zw, out)
 		zw.Close()
+	}
+}
+
+// emptyBlocks sends a gzip stream of size bytes of empty deflate blocks,
+// which decode to nothing, and then the answer; a negative size sends
+// empty blocks until the probe hangs up (or 256 MiB have gone). Decoded,
+// such a stream is a 40-byte answer, or never yields a byte.
+func emptyBlocks(size int) func(*testing.T, string) http.HandlerFunc {
+	// A stored deflate block that is not the last and holds no bytes: a
+	// header byte, then its length 0 and that length's complement.
+	chunk := bytes.Repeat([]byte("\x00\x00\x00\xff\xff"), 1<<16)
+	return func(t *testing.T, _ string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			readRequest(t, r)
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write([]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")) // a gzip header
+			sent, limit := 0, size
+			if limit < 0 {
+				limit = 256 << 20
+			}
+			for sent < limit {
+				if _, err := w.Write(chunk); err != nil {
+					return // the probe hung up, as it should
+				}
+				sent += len(chunk)
+			}
+			// The answer itself, as the final deflate block, then the
+			// gzip trailer.
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			io.WriteString(zw, answer(json.RawMessage("1"), 100))
+			zw.Close()
+			w.Write(buf.Bytes()[10:])
+		}
 	}
 }

@@ -67,7 +67,7 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 		return fmt.Errorf("chain ID request: %w", err)
 	}
 	if id != m.chainID {
-		return fmt.Errorf("chain ID %d (%#x), want %d", id, id, m.chainID)
+		return &ChainIDError{Got: id, Want: m.chainID}
 	}
 	return nil
 }
@@ -88,52 +88,35 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	// Left unset, net/http would ask for gzip and decode it unseen, so that
+	// maxBody would count decoded bytes: a few bytes of deflate can stand
+	// for megabytes, or for an endless stream that yields nothing.
+	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := m.client.Do(req)
 	if err != nil {
 		return 0, m.sendError(ctx, ep, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("HTTP status %d", resp.StatusCode)
+		return 0, &StatusError{StatusCode: resp.StatusCode}
 	}
-	body, err := readBody(resp)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err == nil && len(body) <= maxBody && resp.ContentLength > 0 && int64(len(body)) < resp.ContentLength {
+		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
+	}
 	if err != nil {
 		return 0, m.sendError(ctx, ep, fmt.Errorf("reading answer: %w", err))
 	}
+	if len(body) <= maxBody && resp.ContentLength > 0 && int64(len(body)) > resp.ContentLength {
+		// Only a custom Base can hand over more than it stated:
+		// http.Transport stops at the length.
+		return 0, &badAnswer{msg: fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength)}
+	}
 	height, err := judge(body)
-	if r, ok := err.(*refusal); ok { // judge returns refusals unwrapped; a provider may echo its URL back
-		err = errors.New(r.render(m.secrets))
+	if err != nil {
+		return 0, err.(*refusal).resolve(m.secrets) // judge fails only with refusals
 	}
-	return height, err
-}
-
-// readBody reads resp's body whole when it is at most maxBody bytes, and
-// otherwise its first maxBody+1 bytes, which judge then refuses as too
-// large. A body that is shorter or longer than its stated ContentLength is
-// an error.
-func readBody(resp *http.Response) ([]byte, error) {
-	if cl := resp.ContentLength; 0 < cl && cl <= maxBody {
-		// Most providers say how long the answer is: reading that much takes
-		// one small buffer instead of the 512 bytes that io.ReadAll starts
-		// with, a tenth of the bytes a probe allocates. The buffer has room
-		// for one byte more, to catch a body longer than it said, which
-		// only a custom Base can hand over (http.Transport stops at the
-		// length). A length of 0 is left to io.ReadAll, since a Base that
-		// builds its answers in memory often leaves ContentLength unset.
-		n := int(cl)
-		body := make([]byte, n+1)
-		read, err := io.ReadFull(resp.Body, body)
-		switch {
-		case read == n && err == io.ErrUnexpectedEOF:
-			return body[:n], nil
-		case read > n:
-			return nil, fmt.Errorf("body longer than its Content-Length of %d bytes", n)
-		case err == io.EOF: // nothing at all
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	return height, nil
 }
 
 // sendError explains why sending a request to ep or reading its answer

@@ -46,6 +46,8 @@ func TestProbeRequest(t *testing.T) {
 					t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
 				case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
 					t.Errorf("headers %v lack the JSON content type or accept", r.Header)
+				case r.Header.Get("Accept-Encoding") != "identity":
+					t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent", r.Header.Get("Accept-Encoding"))
 				}
 				body, _ := io.ReadAll(r.Body)
 				mu.Lock()
@@ -116,14 +118,19 @@ func TestAnswerLength(t *testing.T) {
 		length int64 // the Content-Length the Base reports
 		body   string
 		want   string // "" means height 100 is read; else part of the error
+		kind   error  // what the error matches with errors.Is
 	}{
-		{"a body as long as it says", int64(len(valid)), valid, ""},
-		{"a body without a length", -1, valid, ""},
-		{"a body longer than it says", int64(len(valid)), valid + " trailing", "longer than its Content-Length"},
-		{"a body shorter than it says", int64(len(valid)) + 1, valid, "unexpected EOF"},
-		{"an empty body with a length", int64(len(valid)), "", "unexpected EOF"},
-		{"a read error after as much as it says", int64(len(valid)), valid + broken, "connection reset"},
-		{"a length above the limit", maxBody + 1, valid + strings.Repeat(" ", maxBody), "larger than 4096"},
+		{"a body as long as it says", int64(len(valid)), valid, "", nil},
+		{"a body without a length", -1, valid, "", nil},
+		{"a body longer than it says", int64(len(valid)), valid + " trailing", "longer than its Content-Length", ErrBadAnswer},
+		{"a body one byte longer than it says", int64(len(valid)) - 1, valid, "longer than its Content-Length", ErrBadAnswer},
+		{"a body one byte shorter than it says", int64(len(valid)) + 1, valid, "unexpected EOF", io.ErrUnexpectedEOF},
+		{"a body far shorter than a length above the limit", 5000, valid, "unexpected EOF", io.ErrUnexpectedEOF},
+		{"a body far shorter than a length of 1 GiB", 1 << 30, valid, "unexpected EOF", io.ErrUnexpectedEOF},
+		{"an empty body with a length", int64(len(valid)), "", "unexpected EOF", io.ErrUnexpectedEOF},
+		{"a read error after as much as it says", int64(len(valid)), valid + broken, "connection reset", nil},
+		{"a length above the limit", maxBody + 1, valid + strings.Repeat(" ", maxBody), "larger than 4096", ErrBadAnswer},
+		{"a body above the limit with a length of 1 GiB", 1 << 30, valid + strings.Repeat(" ", maxBody), "larger than 4096", ErrBadAnswer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,8 +150,12 @@ func TestAnswerLength(t *testing.T) {
 				}
 				return
 			}
-			if pe := probeErrors(t, err)["a"]; pe == nil || !strings.Contains(pe.Error(), tt.want) {
-				t.Errorf("Check = %v, want a ProbeError saying %q", err, tt.want)
+			pe := probeErrors(t, err)["a"]
+			if pe == nil || !strings.Contains(pe.Error(), tt.want) {
+				t.Fatalf("Check = %v, want a ProbeError saying %q", err, tt.want)
+			}
+			if tt.kind != nil && !errors.Is(pe, tt.kind) {
+				t.Errorf("%v does not match %v", pe, tt.kind)
 			}
 		})
 	}

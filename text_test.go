@@ -244,7 +244,7 @@ func TestRefusalMasksSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.refusal.(*refusal).render(&secrets{forms: []string{secret}})
+			got := tt.refusal.(*refusal).resolve(&secrets{forms: []string{secret}}).Error()
 			if strings.Contains(got, "ECRET") || !strings.Contains(got, "[reda") {
 				t.Errorf("render = %q, want the secret masked", got)
 			}
