@@ -131,8 +131,21 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 // Check probes every provider once, concurrently, and returns only after
 // every probe it started has finished. A probe is one eth_blockNumber
 // request and, while the provider has not yet confirmed [Config.ChainID],
-// one eth_chainId request sent alongside it. Its outcome is exactly one of
-// these, the first that applies:
+// one eth_chainId request sent alongside it.
+//
+// Each request is a POST to the endpoint's URL exactly as configured, with
+// the body {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
+// (or eth_chainId), the headers Content-Type and Accept set to
+// application/json, and Accept-Encoding set to identity. It succeeds only
+// when the answer has status 200 and a body of at most 4096 bytes as sent,
+// exactly as long as its Content-Length when it states one, that is a single
+// JSON object with "jsonrpc" the string "2.0", "id" the number 1 (the id
+// never changes, so a provider that answers every request with id 1 is
+// judged on its height), no error other than null, and a "result" that is
+// a canonical hex quantity: "0x" and at most 16 lowercase digits without
+// leading zeros. Redirects are not followed and nothing is retried.
+//
+// The outcome of a Check is exactly one of these, the first that applies:
 //
 //   - ctx is done when the probes have finished: nothing is published, even
 //     if every probe succeeded, and the error satisfies

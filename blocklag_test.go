@@ -305,46 +305,6 @@ func TestSharedURLJudgedPerEndpoint(t *testing.T) {
 	}
 }
 
-// One absurd height among honest ones, judged under several Quorum values
-// through real Checks: the reference, and each endpoint's lag and verdict,
-// in Status and from Eligible.
-func TestQuorum(t *testing.T) {
-	heights := []uint64{1000000000, 100, 99, 90}
-	var pairs []string
-	for i, h := range heights {
-		pairs = append(pairs, string(idOf(i)), newProvider(t, h).URL)
-	}
-	tests := []struct {
-		name      string
-		quorum    int
-		reference uint64
-		lags      []uint64
-		eligible  []bool
-	}{
-		{"quorum 0 takes the absurd height", 0, 1000000000, []uint64{0, 999999900, 999999901, 999999910}, []bool{true, false, false, false}},
-		{"quorum 2 takes the second highest", 2, 100, []uint64{0, 0, 1, 10}, []bool{true, true, true, false}},
-		{"quorum 5 of 4 heights takes the lowest", 5, 90, []uint64{0, 0, 0, 0}, []bool{true, true, true, true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := mustNew(t, Config{Endpoints: named(pairs...), MaxLag: 3, Quorum: tt.quorum})
-			if err := check(m); err != nil {
-				t.Fatal(err)
-			}
-			st := m.Status()
-			if st.Reference != tt.reference {
-				t.Errorf("Reference %d, want %d", st.Reference, tt.reference)
-			}
-			for i, e := range st.Endpoints {
-				if e.ID != idOf(i) || e.Height != heights[i] || e.Lag != tt.lags[i] || e.Eligible != tt.eligible[i] || e.Err != nil {
-					t.Errorf("endpoint %d: %+v, want height %d, lag %d, eligible %v", i, e, heights[i], tt.lags[i], tt.eligible[i])
-				}
-			}
-			assertAgreesWithEligible(t, m, st)
-		})
-	}
-}
-
 // Eligible and Status may be called while Checks keep publishing: readers
 // call both without pause while "a" and "b" take turns being 10 blocks
 // behind, so that every Check publishes a snapshot different from the last,
