@@ -67,16 +67,15 @@ type Monitor struct {
 	// found after they have all finished.
 	confirmed []bool
 
-	// progress[i] is endpoint i's highest counted height and when it was
-	// first reached. Only the Check holding turn reads and writes it, and
-	// only in compare, once that Check has decided to publish; Status sees
-	// it through the snapshots that compare builds.
-	progress []progress
-
 	// current is the snapshot in force. New stores the fail-open one; after
-	// that only the Check holding turn stores. Eligible and Status load it at
-	// any time, and never see a snapshot change once loaded.
+	// that only the Check holding turn stores, a snapshot built from the one
+	// it replaces. Eligible and Status load it at any time, and never see a
+	// snapshot change once loaded.
 	current atomic.Pointer[snapshot]
+
+	// now is the clock that stamps each Check: time.Now, set by New. Tests
+	// replace it before they Check.
+	now func() time.Time
 }
 
 // New validates cfg and returns a Monitor in which every configured endpoint
@@ -86,12 +85,18 @@ type Monitor struct {
 //   - cfg.Endpoints is empty;
 //   - cfg.ProbeTimeout is negative;
 //   - cfg.Quorum is negative;
-//   - an endpoint's ID is empty, or repeats an earlier endpoint's ID;
-//   - an endpoint's URL does not parse, is not absolute, has a scheme other
-//     than http or https, has no host, or contains a fragment ('#').
+//   - an endpoint's ID is empty, holds a rune that [strconv.IsPrint]
+//     rejects or a byte that is not valid UTF-8, or repeats an earlier
+//     endpoint's ID;
+//   - an endpoint's URL begins or ends with white space, has no scheme (is
+//     not absolute) or a scheme other than http or https, does not parse
+//     (a control character, an invalid percent-escape, a malformed host),
+//     has no host, has a port that is not a number from 1 to 65535, or
+//     contains a fragment ('#' anywhere).
 //
-// An error about an endpoint names it by index and ID and never quotes its
-// URL, which may hold an API key.
+// An error about an endpoint names it by index and ID and says what to fix.
+// Of the URL it shows at most the scheme and the port, never the user name,
+// password, path or query, which may hold an API key.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
@@ -120,7 +125,7 @@ func New(cfg Config) (*Monitor, error) {
 		},
 		turn:      make(chan struct{}, 1),
 		confirmed: make([]bool, len(eps)),
-		progress:  make([]progress, len(eps)),
+		now:       time.Now,
 	}
 	m.current.Store(failOpen(eps))
 	return m, nil
@@ -182,7 +187,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	}
 
 	outcomes := m.probeAll(ctx)
-	checked := time.Now()
+	checked := m.now()
 	for i, o := range outcomes {
 		if o.confirmed {
 			m.confirmed[i] = true
@@ -191,7 +196,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, nothing published: %w", err)
 	}
-	s := compare(m.endpoints, outcomes, m.maxLag, m.quorum, checked, m.progress)
+	s := next(m.current.Load(), outcomes, checked, m.maxLag, m.quorum)
 	if s != nil {
 		m.current.Store(s)
 	}
@@ -235,6 +240,12 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 // zero Monitor finds none eligible. Eligible does no I/O, takes no lock and
 // allocates nothing, so it can sit on every request's path as the Eligible
 // field of [failnext.Config].
+//
+// Each call reads the snapshot in force at that moment. When a Check
+// publishes between two calls, they answer from different snapshots, even
+// two calls that failnext makes for one request; and a request already in
+// flight may have asked before the newest snapshot was published, in which
+// case failnext keeps the answer it got for that request.
 func (m *Monitor) Eligible(id failnext.EndpointID) bool {
 	if m == nil {
 		return false

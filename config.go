@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -26,6 +28,11 @@ type Config struct {
 
 	// Base sends blocklag's own probes. Nil means [http.DefaultTransport].
 	// blocklag never closes or reconfigures it: the caller owns it.
+	//
+	// A Base must send each probe to the URL it was given and give up when
+	// the request's context ends. It must never be the failnext transport,
+	// nor route through one: a probe that fails over is answered by another
+	// provider, whose height is then judged under the wrong ID.
 	Base http.RoundTripper
 
 	// ProbeTimeout, when positive, bounds each probe on its own, so that one
@@ -78,10 +85,14 @@ func (cfg *Config) validate() ([]endpoint, error) {
 	eps := make([]endpoint, len(cfg.Endpoints))
 	seen := make(map[failnext.EndpointID]int, len(cfg.Endpoints))
 	for i, ep := range cfg.Endpoints {
-		if ep.ID == "" {
+		switch first, dup := seen[ep.ID]; {
+		case ep.ID == "":
 			return nil, fmt.Errorf("blocklag: endpoint %d: empty ID", i)
-		}
-		if first, dup := seen[ep.ID]; dup {
+		case !printableID(ep.ID):
+			// %q escapes what makes the ID unfit, so the message stays one
+			// printable line that shows where the trouble is.
+			return nil, fmt.Errorf("blocklag: endpoint %d: ID %q holds a character that is not printable or not valid UTF-8; IDs reach logs, JSON and metric labels as they are", i, ep.ID)
+		case dup:
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): ID already used by endpoint %d", i, ep.ID, first)
 		}
 		seen[ep.ID] = i
@@ -94,21 +105,143 @@ func (cfg *Config) validate() ([]endpoint, error) {
 	return eps, nil
 }
 
-// checkURL applies the same URL rules as failnext.New and returns the
-// parsed URL. Its errors describe the problem without quoting the URL.
+// printableID reports whether id is valid UTF-8 made only of runes that
+// strconv.IsPrint accepts.
+func printableID(id failnext.EndpointID) bool {
+	return utf8.ValidString(string(id)) && !strings.ContainsFunc(string(id), func(r rune) bool { return !strconv.IsPrint(r) })
+}
+
+// checkURL applies failnext.New's URL rules, and a few more that catch
+// common mistakes, and returns the parsed URL. Its errors say what is
+// wrong and what to do about it. They quote no part of the URL but the
+// scheme and a port that url.Parse accepted, both made of characters that
+// cannot hold a secret's text: never the user name, password, host, path
+// or query, nor a piece of them such as a bad escape.
 func checkURL(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) != raw {
+		return nil, errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")
+	}
+	if strings.Contains(raw, "#") {
+		return nil, errors.New("URL contains '#', which starts a fragment: remove it, or write it as %23 if it belongs to a user name, password, path or query")
+	}
+	// url.Parse takes "127.0.0.1:8545" for a path and "localhost:8545" for
+	// a URL of scheme "localhost", so look for the "://" that a network URL
+	// needs after its scheme.
+	scheme, rest, found := strings.Cut(raw, "://")
+	if !found || !isScheme(scheme) {
+		return nil, errors.New("URL has no scheme: it must start with http:// or https://")
+	}
+	if s := strings.ToLower(scheme); s != "http" && s != "https" {
+		return nil, fmt.Errorf("URL scheme %q is not supported: it must be http or https", scheme)
+	}
 	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return nil, errors.New("URL does not parse")
-	case !u.IsAbs():
-		return nil, errors.New("URL is not absolute")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, errors.New("URL scheme must be http or https")
-	case u.Host == "":
-		return nil, errors.New("URL has no host")
-	case strings.Contains(raw, "#"):
-		return nil, errors.New("URL contains a fragment (#)")
+	if err != nil {
+		return nil, parseProblem(rest, err)
+	}
+	if u.Hostname() == "" {
+		return nil, errors.New("URL has no host: it must look like https://host/ or http://host:port/")
+	}
+	if !strings.HasPrefix(u.Host, "[") && strings.Contains(u.Hostname(), ":") {
+		return nil, errMultipleColons // some Go releases accept it, as url.Parse does for other schemes
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		return nil, errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
+	}
+	if p := u.Port(); p != "" {
+		// url.Parse has checked that p is made of digits only.
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("URL port %s is not a number from 1 to 65535", p)
+		}
 	}
 	return u, nil
+}
+
+// isScheme reports whether s has the form of a URL scheme: a letter, then
+// letters, digits, '+', '-' or '.'.
+func isScheme(s string) bool {
+	for i, c := range []byte(s) {
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// parseProblem explains why url.Parse rejected a URL with a well-formed
+// scheme followed by "://", from rest, the text after "://" (which holds no
+// '#'). It looks for each mistake itself rather than reading parseErr's
+// text, which quotes the URL and differs between Go releases; every
+// explanation it gives is true of the URL, whichever of its mistakes
+// url.Parse found first.
+func parseProblem(rest string, parseErr error) error {
+	if strings.ContainsFunc(rest, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return errors.New("URL holds a control character (such as a tab or a newline): remove it")
+	}
+	var escape url.EscapeError
+	if errors.As(parseErr, &escape) {
+		return errors.New("URL holds an invalid percent-escape: each '%' must be followed by two hex digits (write a literal '%' as %25)")
+	}
+	authority, _, _ := strings.Cut(rest, "?")
+	authority, _, _ = strings.Cut(authority, "/")
+	hostport := authority
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		if !validUserinfo(authority[:at]) {
+			return errors.New("URL user name or password holds a character that must be percent-escaped")
+		}
+		hostport = authority[at+1:]
+	}
+	host, port, hasPort := hostport, "", false
+	switch open := strings.LastIndex(hostport, "["); {
+	case open > 0:
+		return errors.New("URL host holds a '[' after its start: only an IPv6 address goes in brackets, and the brackets begin the host")
+	case open == 0:
+		end := strings.LastIndex(hostport, "]")
+		if end < 0 {
+			return errors.New("URL host has a '[' without a closing ']'")
+		}
+		host = hostport[1:end]
+		if after := hostport[end+1:]; after != "" {
+			if after[0] != ':' {
+				return errors.New("URL host has text after its closing ']' that is not a port")
+			}
+			port, hasPort = after[1:], true
+		}
+	default:
+		if colon := strings.LastIndex(hostport, ":"); colon >= 0 {
+			host, port, hasPort = hostport[:colon], hostport[colon+1:], true
+		}
+	}
+	if hasPort && strings.ContainsFunc(port, func(r rune) bool { return r < '0' || r > '9' }) {
+		if strings.Contains(rest[len(authority):], "@") {
+			// "http://user:pa/ss@host" ends its host at the '/'.
+			return errors.New("URL port is not a number from 1 to 65535; if the user name or password holds '/' or '?', write it as %2F or %3F")
+		}
+		return errors.New("URL port is not a number from 1 to 65535")
+	}
+	if strings.HasPrefix(hostport, "[") {
+		return errors.New("URL host in brackets is not an IPv6 address")
+	}
+	if strings.Contains(host, ":") {
+		return errMultipleColons
+	}
+	var badHost url.InvalidHostError
+	if errors.As(parseErr, &badHost) {
+		return errors.New("URL host holds a character that a host name cannot hold")
+	}
+	return errors.New("URL does not parse")
+}
+
+var errMultipleColons = errors.New("URL host holds more than one ':': an IPv6 address must be in brackets, as in http://[::1]:8545")
+
+// validUserinfo reports whether s holds only the characters that url.Parse
+// accepts in a user name and password, as RFC 3986 lists them.
+func validUserinfo(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+			return false
+		}
+		return !strings.ContainsRune("-._:~!$&'()*+,;=%@", r)
+	})
 }

@@ -19,8 +19,8 @@ func rpcAnswer(code int, message string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":%q}}`, code, message)
 }
 
-// failure is one way a probe fails, and how code must see it.
-type failure struct {
+// failureCase is one way a probe fails, and how code must see it.
+type failureCase struct {
 	name         string
 	status       int    // the provider's HTTP status; 0 means 200
 	body         string // what the provider answers eth_blockNumber with
@@ -62,7 +62,7 @@ func (timeoutError) Error() string   { return "i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return false }
 
-var failures = []failure{
+var failures = []failureCase{
 	{name: "HTTP 429 is rate limited", status: 429, reason: ReasonRateLimited, as: statusIs(429)},
 	{name: "RPC code -32005 is rate limited", body: rpcAnswer(-32005, "daily request count exceeded"), reason: ReasonRateLimited, as: rpcIs(-32005, "daily request count exceeded")},
 	{name: "RPC code 429 is rate limited", body: rpcAnswer(429, "too many requests"), reason: ReasonRateLimited, as: rpcIs(429, "too many requests")},
@@ -136,7 +136,7 @@ func TestFailureKinds(t *testing.T) {
 
 // probe runs one Check of a provider that fails as f says, and returns its
 // ProbeError and Check's error.
-func (f failure) probe(t *testing.T) (*ProbeError, error) {
+func (f failureCase) probe(t *testing.T) (*ProbeError, error) {
 	t.Helper()
 	cfg := Config{ProbeTimeout: f.probeTimeout}
 	if f.base != nil {

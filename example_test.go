@@ -255,9 +255,13 @@ func ExampleProbeError_Reason() {
 	// sepolia: wrong_chain, chain 11155111 instead of 1
 }
 
-// Status logs through log/slog as one group with a group per provider. The
-// handler here drops the time-valued attributes (the record's time, checked
-// and advanced) only so that the output below stays the same on every run.
+// Status logs through log/slog as one group, with a group per provider
+// under endpoints. Before the first Check it shows only the fail-open
+// verdicts; after it, the reference and each provider's height and lag (a
+// provider whose probe failed would show its reason and error instead).
+// The handler here drops the time-valued attributes (the record's time,
+// checked and advanced) only so that the output below stays the same on
+// every run.
 func ExampleMonitor_Status() {
 	primary := fakeNode("0x64") // block 100
 	defer primary.Close()
@@ -271,9 +275,6 @@ func ExampleMonitor_Status() {
 	if err != nil {
 		panic(err)
 	}
-	if err := monitor.Check(context.Background()); err != nil {
-		fmt.Println("check:", err)
-	}
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Value.Kind() == slog.KindTime {
@@ -282,8 +283,13 @@ func ExampleMonitor_Status() {
 			return a
 		},
 	}))
+	logger.Info("before the first check", "status", monitor.Status())
+	if err := monitor.Check(context.Background()); err != nil {
+		fmt.Println("check:", err)
+	}
 	logger.Info("lag check", "status", monitor.Status())
 
 	// Output:
-	// level=INFO msg="lag check" status.reference=110 status.primary.eligible=false status.primary.height=100 status.primary.lag=10 status.backup.eligible=true status.backup.height=110 status.backup.lag=0
+	// level=INFO msg="before the first check" status.endpoints.primary.eligible=true status.endpoints.backup.eligible=true
+	// level=INFO msg="lag check" status.reference=110 status.endpoints.primary.eligible=false status.endpoints.primary.height=100 status.endpoints.primary.lag=10 status.endpoints.backup.eligible=true status.endpoints.backup.height=110 status.endpoints.backup.lag=0
 }

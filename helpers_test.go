@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -238,4 +239,15 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// clockAt is a time of day on one fixed date, in UTC: clockAt("10:00:05").
+// Tests give it to a Monitor's clock so that their Checks happen at the
+// times they say.
+func clockAt(hms string) time.Time {
+	tod, err := time.Parse(time.TimeOnly, hms)
+	if err != nil {
+		panic(err)
+	}
+	return time.Date(2026, 1, 2, tod.Hour(), tod.Minute(), tod.Second(), 0, time.UTC)
 }

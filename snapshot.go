@@ -8,7 +8,8 @@ import (
 )
 
 // snapshot is one set of verdicts together with what they rest on. Once
-// published it is never modified, so readers may use it without a lock.
+// published it is never modified, so readers may use it without a lock, and
+// the next Check builds its successor from it.
 type snapshot struct {
 	// eligible has an entry for every configured ID. It is what Eligible
 	// reads, so that Eligible stays a single map lookup.
@@ -17,14 +18,30 @@ type snapshot struct {
 	// status is the same verdicts with their heights, lags and errors, in
 	// configured order. Status hands out copies of it, never the original.
 	status Status
+
+	// highest holds each endpoint's high-water mark, in configured order:
+	// what the next Check compares its heights with.
+	highest []highWater
 }
+
+// highWater is the highest height one endpoint has reported in the
+// published Checks so far. Its zero value means that none has counted yet,
+// which differs from a highest height of 0.
+type highWater struct {
+	height  uint64
+	counted bool
+}
+
+// above reports whether height is a new high: above every height counted
+// before, or the first one to count.
+func (w highWater) above(height uint64) bool { return !w.counted || height > w.height }
 
 // failOpen is the snapshot in force until the first Check publishes: every
 // configured endpoint is eligible, and nothing has been measured.
 func failOpen(eps []endpoint) *snapshot {
 	s := newSnapshot(len(eps))
 	for _, ep := range eps {
-		s.add(EndpointStatus{ID: ep.id, Eligible: true})
+		s.add(EndpointStatus{ID: ep.id, Eligible: true}, highWater{})
 	}
 	return s
 }
@@ -34,42 +51,33 @@ func newSnapshot(n int) *snapshot {
 	return &snapshot{
 		eligible: make(map[failnext.EndpointID]bool, n),
 		status:   Status{Endpoints: make([]EndpointStatus, 0, n)},
+		highest:  make([]highWater, 0, n),
 	}
 }
 
 // add records one endpoint's verdict in both views, so that they cannot
-// disagree.
-func (s *snapshot) add(e EndpointStatus) {
+// disagree, and its high-water mark beside them.
+func (s *snapshot) add(e EndpointStatus, w highWater) {
 	s.eligible[e.ID] = e.Eligible
 	s.status.Endpoints = append(s.status.Endpoints, e)
+	s.highest = append(s.highest, w)
 }
 
-// progress is what one endpoint has shown over the published Checks: the
-// highest height it reported, and the Checked time of the Check in which it
-// first reported that height. A zero advanced means no height has counted
-// yet, since a Check's time is never zero.
-type progress struct {
-	top      uint64
-	advanced time.Time
-}
-
-// count records height as reported at checked, moving advanced only when
-// height is above every height counted before.
-func (p *progress) count(height uint64, checked time.Time) {
-	if p.advanced.IsZero() || height > p.top {
-		p.top, p.advanced = height, checked
-	}
-}
-
-// compare judges one Check's outcomes, given in endpoint order, as of
-// checked. It returns nil when no probe succeeded, since there is then
-// nothing to compare against, and leaves progress as it was. Otherwise a
-// successful endpoint is eligible when it is at most maxLag blocks behind the
-// reference height, and a failed one is not; progress, one per endpoint,
-// counts each successful height, and the snapshot shows it. Since progress
-// moves whenever a snapshot is built, the caller must publish every snapshot
-// it gets, and call compare only once it has decided to publish.
-func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, checked time.Time, progress []progress) *snapshot {
+// next builds the snapshot that follows prev, from one Check's outcomes,
+// given in endpoint order (the order of prev's endpoints), as of checked.
+// It reads prev and this Check's results only, and changes neither, so a
+// Check that publishes nothing has counted nothing. It returns nil when no
+// probe succeeded, since there is then nothing to compare against.
+//
+// A successful endpoint is eligible when it is at most maxLag blocks behind
+// the reference height that quorum picks, and a failed one is not. A
+// height above the endpoint's high-water mark raises the mark and moves
+// the endpoint's Advanced to checked. The front moves, and Status.Advanced
+// with it, when the reference is higher than prev's (or prev is the
+// fail-open snapshot) and some endpoint set a new high at or above it.
+// Neither time ever moves back, even when checked is earlier than the time
+// it would replace: a clock that steps back cannot undo progress.
+func next(prev *snapshot, outcomes []outcome, checked time.Time, maxLag uint64, quorum int) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.err == nil {
@@ -80,25 +88,39 @@ func compare(eps []endpoint, outcomes []outcome, maxLag uint64, quorum int, chec
 		return nil
 	}
 	ref := reference(heights, quorum)
-	s := newSnapshot(len(eps))
-	s.status.Checked, s.status.Reference = checked, ref
+	s := newSnapshot(len(outcomes))
+	s.status.Checked, s.status.Reference, s.status.Advanced = checked, ref, prev.status.Advanced
+	newHighAtFront := false
 	for i, o := range outcomes {
-		e := EndpointStatus{ID: eps[i].id, Err: o.err}
+		was, mark := prev.status.Endpoints[i], prev.highest[i]
+		e := EndpointStatus{ID: was.ID, Err: o.err, Advanced: was.Advanced}
 		if o.err == nil {
 			e.Height = o.height
 			if o.height < ref { // at or above the reference there is no lag
 				e.Lag = ref - o.height
 			}
 			e.Eligible = e.Lag <= maxLag
-			progress[i].count(o.height, checked)
+			if mark.above(o.height) {
+				mark = highWater{height: o.height, counted: true}
+				e.Advanced = later(e.Advanced, checked)
+				newHighAtFront = newHighAtFront || o.height >= ref
+			}
 		}
-		e.Advanced = progress[i].advanced
-		if e.Eligible && e.Advanced.After(s.status.Advanced) {
-			s.status.Advanced = e.Advanced
-		}
-		s.add(e)
+		s.add(e, mark)
+	}
+	prevFailOpen := prev.status.Checked.IsZero()
+	if newHighAtFront && (prevFailOpen || ref > prev.status.Reference) {
+		s.status.Advanced = later(s.status.Advanced, checked)
 	}
 	return s
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // reference returns the height that lag is measured from. With quorum at

@@ -2,10 +2,13 @@ package blocklag
 
 import (
 	"errors"
+	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/yermakovsa/failnext"
 )
 
 func TestReference(t *testing.T) {
@@ -33,7 +36,7 @@ func TestReference(t *testing.T) {
 	}
 }
 
-func TestCompare(t *testing.T) {
+func TestNextVerdicts(t *testing.T) {
 	failed := outcome{err: errors.New("down")}
 	at := func(h uint64) outcome { return outcome{height: h} }
 	tests := []struct {
@@ -59,21 +62,60 @@ func TestCompare(t *testing.T) {
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := compare(eps, tt.outcomes, tt.maxLag, tt.quorum, time.Time{}, make([]progress, len(eps)))
+			s := next(failOpen(eps), tt.outcomes, clockAt("10:00:00"), tt.maxLag, tt.quorum)
 			if tt.want == nil {
 				if s != nil {
-					t.Fatalf("compare published %v, want nothing", s.eligible)
+					t.Fatalf("next built %v, want nothing", s.eligible)
 				}
 				return
 			}
-			if s == nil || len(s.eligible) != len(eps) {
-				t.Fatalf("compare = %v, want a verdict for each endpoint", s)
+			if s == nil || len(s.eligible) != len(eps) || len(s.status.Endpoints) != len(eps) {
+				t.Fatalf("next = %v, want a verdict for each endpoint", s)
 			}
 			for i, want := range tt.want {
-				if s.eligible[idOf(i)] != want {
-					t.Errorf("endpoint %d: eligible %v, want %v", i, !want, want)
+				if s.eligible[idOf(i)] != want || s.status.Endpoints[i].Eligible != want {
+					t.Errorf("endpoint %d: eligible %v in the map and %v in Status, want %v", i, s.eligible[idOf(i)], s.status.Endpoints[i].Eligible, want)
 				}
 			}
 		})
+	}
+}
+
+// next reads the snapshot it follows and this Check's outcomes, and
+// nothing else: it changes neither, and what it builds depends on them
+// alone.
+func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
+	eps := []endpoint{{id: "a"}, {id: "b"}}
+	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}}
+	first := next(failOpen(eps), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), 3, 0)
+	kept := *first
+	kept.status.Endpoints = slices.Clone(first.status.Endpoints)
+	kept.highest = slices.Clone(first.highest)
+	kept.eligible = maps.Clone(first.eligible)
+
+	outcomes := []outcome{{height: 95}, down}
+	second := next(first, outcomes, clockAt("10:00:10"), 3, 0)
+	again := next(first, outcomes, clockAt("10:00:10"), 3, 0)
+
+	if !reflect.DeepEqual(*first, kept) {
+		t.Errorf("next changed the snapshot it follows:\n%+v\nwas\n%+v", *first, kept)
+	}
+	if !reflect.DeepEqual(second, again) {
+		t.Errorf("next built two snapshots from the same input:\n%+v\n%+v", second, again)
+	}
+	want := &snapshot{
+		eligible: map[failnext.EndpointID]bool{"a": true, "b": false},
+		status: Status{Checked: clockAt("10:00:10"), Reference: 95, Advanced: clockAt("10:00:00"), Endpoints: []EndpointStatus{
+			{ID: "a", Eligible: true, Height: 95, Advanced: clockAt("10:00:00")},
+			{ID: "b", Err: down.err, Advanced: clockAt("10:00:00")},
+		}},
+		// a dipped, so its mark stays at 100; b failed, so its mark stays.
+		highest: []highWater{{height: 100, counted: true}, {height: 90, counted: true}},
+	}
+	if !reflect.DeepEqual(second, want) {
+		t.Errorf("next =\n%+v\nwant\n%+v", second, want)
+	}
+	if nothing := next(first, []outcome{down, down}, clockAt("10:00:20"), 3, 0); nothing != nil {
+		t.Errorf("next with no success = %+v, want nil", nothing)
 	}
 }

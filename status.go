@@ -2,6 +2,7 @@ package blocklag
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -16,8 +17,8 @@ import (
 // turns Status into Prometheus gauges.
 //
 // Before the first Check publishes, Status describes the fail-open state:
-// Checked is zero, Reference is 0, and every endpoint is eligible with no
-// height, lag or error.
+// Checked and Advanced are zero, Reference is 0, and every endpoint is
+// eligible with no height, lag or error.
 type Status struct {
 	// Checked is when the Check that published this snapshot finished
 	// probing; zero while fail-open. A Check that publishes nothing (every
@@ -31,19 +32,33 @@ type Status struct {
 	// fail-open.
 	Reference uint64
 
-	// Advanced is the latest Advanced among the endpoints that are eligible
-	// in this snapshot: when the front last moved. Zero while fail-open. A
-	// lagging endpoint catching up does not move it, nor does one dipping
-	// and recovering. It never changes a verdict, and some chains make no
-	// blocks while idle; alert when it falls far behind Checked if yours
-	// should not stand still.
+	// Advanced is when the front last moved: the Checked time of the latest
+	// published Check whose reference is higher than that of the published
+	// Check before it (the first published Check counts as higher), and in
+	// which some endpoint reported a height at or above that reference and
+	// above every height it had reported before. It never moves back, and
+	// it is zero while fail-open.
+	//
+	// So it stays put when a lagging endpoint catches up, when an endpoint
+	// returns to a height it had reached before, when heights dip and
+	// recover, when an endpoint above a Quorum reference climbs, and when
+	// an endpoint confirms Config.ChainID at the front's height. One case
+	// moves it although the front had been there already: while the
+	// endpoint that set the reference fails, another one climbing toward
+	// the height it had reached.
+	//
+	// It never changes a verdict, and some chains make no blocks while
+	// idle: alert when it falls far behind Checked if yours should not
+	// stand still.
 	Advanced time.Time
 
 	// Endpoints has one entry per configured endpoint, in configured order.
 	Endpoints []EndpointStatus
 }
 
-// EndpointStatus is one endpoint's part of a Status.
+// EndpointStatus is one endpoint's part of a Status. Its probe succeeded
+// in the Check in force when Err is nil and the Status's Checked is not
+// zero (a Check has published).
 type EndpointStatus struct {
 	// ID is the endpoint's configured ID.
 	ID failnext.EndpointID
@@ -51,13 +66,14 @@ type EndpointStatus struct {
 	// Eligible is what Eligible(ID) answers from the same snapshot.
 	Eligible bool
 
-	// Height is the block height the endpoint reported. It is 0 when its
-	// probe failed, and while fail-open.
+	// Height is the block height the endpoint reported. It means something
+	// only when its probe succeeded; otherwise (a failed probe, fail-open)
+	// it is 0.
 	Height uint64
 
 	// Lag is Reference minus Height when the endpoint answered below the
-	// reference, and 0 otherwise: at or above the reference, after a failed
-	// probe, and while fail-open.
+	// reference, and 0 at or above it. Like Height it means something only
+	// when the probe succeeded, and is 0 otherwise.
 	Lag uint64
 
 	// Err is the *ProbeError that the publishing Check returned for this
@@ -91,69 +107,142 @@ func (m *Monitor) Status() Status {
 }
 
 // MarshalJSON gives the members checked, reference, advanced and endpoints,
-// in that order, with the times in RFC 3339. A zero time is left out, so a
-// fail-open Status has neither checked nor advanced. endpoints is always an
-// array, empty for the zero Status.
+// in that order, with the times in RFC 3339:
+//
+//	{"checked":"2026-01-02T10:00:00Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[...]}
+//
+// checked and reference are there once a Check has published (Checked is
+// not zero), reference even when it is 0; advanced is there when it is
+// not zero. endpoints is always an array, empty for the zero Status, of
+// the endpoints as [EndpointStatus.MarshalJSON] describes them. So while
+// fail-open the JSON is {"endpoints":[{"id":"a","eligible":true},...]}.
 func (s Status) MarshalJSON() ([]byte, error) {
-	eps := s.Endpoints
-	if eps == nil {
-		eps = []EndpointStatus{}
+	published := !s.Checked.IsZero()
+	out := statusJSON{Endpoints: make([]endpointJSON, len(s.Endpoints))}
+	if published {
+		out.Checked, out.Reference = &s.Checked, &s.Reference
 	}
-	return json.Marshal(struct {
-		Checked   time.Time        `json:"checked,omitzero"`
-		Reference uint64           `json:"reference"`
-		Advanced  time.Time        `json:"advanced,omitzero"`
-		Endpoints []EndpointStatus `json:"endpoints"`
-	}{s.Checked, s.Reference, s.Advanced, eps})
+	if !s.Advanced.IsZero() {
+		out.Advanced = &s.Advanced
+	}
+	for i, e := range s.Endpoints {
+		out.Endpoints[i] = e.json(published)
+	}
+	return json.Marshal(out)
 }
 
-// MarshalJSON gives the members id, eligible, height, lag, advanced and
-// error, in that order. height and lag are always there; a zero advanced is
-// left out, and error, the message of Err, is there only when Err is set.
+// MarshalJSON gives the members id, eligible, height, lag, advanced, reason
+// and error, in that order:
+//
+//	{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"}
+//	{"id":"backup","eligible":false,"advanced":"2026-01-02T09:59:45Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}
+//
+// height and lag are there only when the probe succeeded, even when they
+// are 0, so that a failed endpoint shows no height that could pass for
+// block 0. advanced is there when it is not zero. reason and error are
+// there only when Err is set: error is Err's message, with every rune that
+// [strconv.IsPrint] rejects escaped, and reason is [ProbeError.Reason] of
+// the *ProbeError that Err is or wraps. For an Err that holds no
+// *ProbeError, as a hand-built Status may have, reason is what
+// ProbeError.Reason would say of a ProbeError wrapping Err: the kind its
+// wrapped codes tell, else "transport".
+//
+// Marshaled on its own, an EndpointStatus cannot see its Status's
+// Checked, so it counts its probe as succeeded when Err is nil and
+// Advanced is not zero. For every Status that a Monitor returns that is
+// the same test, since an endpoint that answered in the Check in force has
+// counted a height.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
-	var msg string
-	if e.Err != nil {
-		msg = e.Err.Error()
-	}
-	return json.Marshal(struct {
-		ID       failnext.EndpointID `json:"id"`
-		Eligible bool                `json:"eligible"`
-		Height   uint64              `json:"height"`
-		Lag      uint64              `json:"lag"`
-		Advanced time.Time           `json:"advanced,omitzero"`
-		Error    string              `json:"error,omitempty"`
-	}{e.ID, e.Eligible, e.Height, e.Lag, e.Advanced, msg})
+	return json.Marshal(e.json(!e.Advanced.IsZero()))
 }
 
-// LogValue makes a Status log through log/slog as a group: checked,
-// reference and advanced, each left out when zero, then one group per
-// endpoint, keyed by its ID and in configured order, holding eligible,
-// height, lag, and error only when Err is set. With a TextHandler,
-// slog.Info("check", "status", st) gives keys such as status.reference and
-// status.primary.lag. An endpoint ID such as "reference", or one holding a
-// dot, reads ambiguously beside those keys: pick IDs that do not.
-func (s Status) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, 3+len(s.Endpoints))
-	if !s.Checked.IsZero() {
-		attrs = append(attrs, slog.Time("checked", s.Checked))
+// statusJSON and endpointJSON give the JSON form its members, in order. A
+// nil pointer is a member left out.
+type statusJSON struct {
+	Checked   *time.Time     `json:"checked,omitempty"`
+	Reference *uint64        `json:"reference,omitempty"`
+	Advanced  *time.Time     `json:"advanced,omitempty"`
+	Endpoints []endpointJSON `json:"endpoints"`
+}
+
+type endpointJSON struct {
+	ID       failnext.EndpointID `json:"id"`
+	Eligible bool                `json:"eligible"`
+	Height   *uint64             `json:"height,omitempty"`
+	Lag      *uint64             `json:"lag,omitempty"`
+	Advanced *time.Time          `json:"advanced,omitempty"`
+	Reason   *Reason             `json:"reason,omitempty"`
+	Error    *string             `json:"error,omitempty"`
+}
+
+// json is e's JSON form in a Status that has published, or not.
+func (e EndpointStatus) json(published bool) endpointJSON {
+	out := endpointJSON{ID: e.ID, Eligible: e.Eligible}
+	if e.succeeded(published) {
+		out.Height, out.Lag = &e.Height, &e.Lag
 	}
-	if s.Reference != 0 {
-		attrs = append(attrs, slog.Uint64("reference", s.Reference))
+	if !e.Advanced.IsZero() {
+		out.Advanced = &e.Advanced
+	}
+	if e.Err != nil {
+		reason, msg := failure(e.Err)
+		out.Reason, out.Error = &reason, &msg
+	}
+	return out
+}
+
+// succeeded reports whether e's probe succeeded in the Check in force, for
+// an e from a Status that has published, or not.
+func (e EndpointStatus) succeeded(published bool) bool { return published && e.Err == nil }
+
+// failure gives the reason and the message that the text forms of a Status
+// show for an endpoint's Err.
+func failure(err error) (Reason, string) {
+	var pe *ProbeError
+	if !errors.As(err, &pe) || pe == nil {
+		pe = &ProbeError{Err: err}
+	}
+	return pe.Reason(), escape(err.Error())
+}
+
+// LogValue makes a Status log through log/slog as a group with the same
+// members as its JSON, under the same rules for which are there: checked,
+// reference and advanced, then a group endpoints holding one group per
+// endpoint, keyed by its ID and in configured order, with eligible,
+// height, lag, advanced, reason and error. With a TextHandler,
+// slog.Info("check", "status", st) gives keys such as status.reference and
+// status.endpoints.primary.lag, so an ID such as "reference" collides with
+// nothing; an ID holding a dot reads ambiguously among such keys, though
+// the JSONHandler nests it unambiguously.
+func (s Status) LogValue() slog.Value {
+	published := !s.Checked.IsZero()
+	attrs := make([]slog.Attr, 0, 4)
+	if published {
+		attrs = append(attrs, slog.Time("checked", s.Checked), slog.Uint64("reference", s.Reference))
 	}
 	if !s.Advanced.IsZero() {
 		attrs = append(attrs, slog.Time("advanced", s.Advanced))
 	}
-	for _, e := range s.Endpoints {
-		attrs = append(attrs, slog.Attr{Key: string(e.ID), Value: e.logValue()})
+	eps := make([]slog.Attr, len(s.Endpoints))
+	for i, e := range s.Endpoints {
+		eps[i] = slog.Attr{Key: string(e.ID), Value: e.logValue(published)}
 	}
-	return slog.GroupValue(attrs...)
+	return slog.GroupValue(append(attrs, slog.Attr{Key: "endpoints", Value: slog.GroupValue(eps...)})...)
 }
 
 // logValue is one endpoint's group in Status.LogValue.
-func (e EndpointStatus) logValue() slog.Value {
-	attrs := []slog.Attr{slog.Bool("eligible", e.Eligible), slog.Uint64("height", e.Height), slog.Uint64("lag", e.Lag)}
+func (e EndpointStatus) logValue(published bool) slog.Value {
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.Bool("eligible", e.Eligible))
+	if e.succeeded(published) {
+		attrs = append(attrs, slog.Uint64("height", e.Height), slog.Uint64("lag", e.Lag))
+	}
+	if !e.Advanced.IsZero() {
+		attrs = append(attrs, slog.Time("advanced", e.Advanced))
+	}
 	if e.Err != nil {
-		attrs = append(attrs, slog.String("error", e.Err.Error()))
+		reason, msg := failure(e.Err)
+		attrs = append(attrs, slog.String("reason", string(reason)), slog.String("error", msg))
 	}
 	return slog.GroupValue(attrs...)
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,13 +43,12 @@ func TestStatusAfterCheck(t *testing.T) {
 		Endpoints: named("within", within.URL, "broken", broken.URL, "ahead", ahead.URL, "beyond", beyond.URL),
 		MaxLag:    3,
 	})
-	start := time.Now()
+	m.now = func() time.Time { return clockAt("10:00:00") }
 	err := check(m)
-	end := time.Now()
 	st := m.Status()
 
-	if st.Checked.Before(start) || st.Checked.After(end) {
-		t.Errorf("Checked %v is not within the Check (%v to %v)", st.Checked, start, end)
+	if !st.Checked.Equal(clockAt("10:00:00")) {
+		t.Errorf("Checked %v, want the Check's time, 10:00:00", st.Checked)
 	}
 	if st.Reference != 110 {
 		t.Errorf("Reference %d, want 110", st.Reference)
@@ -58,10 +59,10 @@ func TestStatusAfterCheck(t *testing.T) {
 		t.Fatalf("Check = %v, want one ProbeError, for broken", err)
 	}
 	want := []EndpointStatus{
-		{ID: "within", Eligible: true, Height: 108, Lag: 2, Advanced: st.Checked},
+		{ID: "within", Eligible: true, Height: 108, Lag: 2, Advanced: clockAt("10:00:00")},
 		{ID: "broken", Err: checkErr},
-		{ID: "ahead", Eligible: true, Height: 110, Advanced: st.Checked},
-		{ID: "beyond", Height: 100, Lag: 10, Advanced: st.Checked},
+		{ID: "ahead", Eligible: true, Height: 110, Advanced: clockAt("10:00:00")},
+		{ID: "beyond", Height: 100, Lag: 10, Advanced: clockAt("10:00:00")},
 	}
 	if !reflect.DeepEqual(st.Endpoints, want) {
 		t.Errorf("Endpoints =\n%+v\nwant\n%+v", st.Endpoints, want)
@@ -92,106 +93,312 @@ func TestStatusIsACopy(t *testing.T) {
 	}
 }
 
-func TestAdvanced(t *testing.T) {
-	const down = -1 // the provider's probe fails in that Check
-	type step struct {
-		a, b      int64
-		cancelled bool // the Check's context ends while it probes, so it publishes nothing
+// Heights a script's providers report besides real ones.
+const (
+	down       int64 = -1 // the provider answers HTTP 503, so its probe fails
+	otherChain int64 = -2 // the provider is at block 1000 of chain 2, so its probe fails while ChainID is 1
+)
+
+// script drives a Monitor whose providers, one per ID, live in memory and
+// report whatever heights the next Check is given, at the time it is given.
+type script struct {
+	m       *Monitor
+	now     time.Time
+	heights map[string]int64 // by host
+	cancel  bool             // the Check's context ends while it probes
+	stop    context.CancelFunc
+}
+
+// newScript makes a Monitor from cfg over one provider per ID, each at
+// http://ID.test, with ChainID 1 when chainID is set. Each provider
+// answers eth_chainId with 1 unless it is at otherChain.
+func newScript(t *testing.T, cfg Config, ids ...string) *script {
+	t.Helper()
+	s := &script{heights: map[string]int64{}}
+	for _, id := range ids {
+		cfg.Endpoints = append(cfg.Endpoints, named(id, "http://"+id+".test")...)
 	}
-	at := func(a, b int64) step { return step{a: a, b: b} }
-	cancelled := func(a, b int64) step { return step{a, b, true} }
+	cfg.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		body, _ := io.ReadAll(r.Body)
+		height := s.heights[r.URL.Hostname()]
+		if s.cancel {
+			s.stop()
+		}
+		switch {
+		case height == down:
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		case strings.Contains(string(body), "eth_chainId") && height == otherChain:
+			return answerResponse(r, 2), nil
+		case strings.Contains(string(body), "eth_chainId"):
+			return answerResponse(r, 1), nil
+		case height == otherChain:
+			return answerResponse(r, 1000), nil
+		}
+		return answerResponse(r, uint64(height)), nil
+	})
+	s.m = mustNew(t, cfg)
+	s.m.now = func() time.Time { return s.now }
+	return s
+}
+
+// check runs one Check at the time of day at, in which the providers
+// report heights, in the order of their IDs.
+func (s *script) check(at string, heights ...int64) error {
+	s.now = clockAt(at)
+	for i, e := range s.m.Status().Endpoints {
+		s.heights[string(e.ID)+".test"] = heights[i]
+	}
+	var ctx context.Context
+	ctx, s.stop = context.WithCancel(context.Background())
+	defer s.stop()
+	return s.m.Check(ctx)
+}
+
+// step is one Check of a script and the Advanced times it should leave.
+type step struct {
+	at        string  // the Check's time of day
+	heights   []int64 // each provider's, in configured order
+	cancelled bool    // the Check's context ends while it probes
+	front     string  // the Status.Advanced it should leave; "" for zero
+	each      []string
+}
+
+// checkAt is a Check at a time of day in which the providers report
+// heights; cancelledAt is one whose context ends while it probes, so that
+// it publishes nothing.
+func checkAt(at string, heights ...int64) step { return step{at: at, heights: heights} }
+func cancelledAt(at string, heights ...int64) step {
+	return step{at: at, heights: heights, cancelled: true}
+}
+
+// wants sets what Status.Advanced should be after the step and, in the
+// order of the providers, what each one's Advanced should be; "" is zero.
+func (s step) wants(front string, each ...string) step {
+	s.front, s.each = front, each
+	return s
+}
+
+// hms shows a time as a script writes it: "" for zero.
+func hms(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.TimeOnly)
+}
+
+// Each case is a sequence of Checks, with the time each runs at, the
+// heights it sees, and the Advanced times it should leave. The providers
+// are a, b and, where there are three heights, c; MaxLag is 3.
+func TestAdvanced(t *testing.T) {
 	tests := []struct {
-		name  string
-		steps []step
-		a, b  int // the step whose Checked the endpoint's Advanced shows
-		front int // the same for Status.Advanced
+		name    string
+		quorum  int
+		chainID bool
+		steps   []step
 	}{
-		{"the first counted height sets Advanced, height zero too", []step{at(0, 0)}, 0, 0, 0},
-		{"a rise moves Advanced to the Check that saw it", []step{at(100, 100), at(101, 100)}, 1, 0, 1},
-		{"an equal height keeps the earlier Advanced", []step{at(100, 100), at(100, 100)}, 0, 0, 0},
-		{"recovering after a dip is not progress", []step{at(100, 100), at(98, 100), at(100, 100)}, 0, 0, 0},
-		{"a failed probe keeps the Advanced it had", []step{at(100, 100), at(down, 101)}, 0, 1, 1},
-		{"a first height after failures counts", []step{at(down, 100), at(100, 100)}, 1, 0, 1},
-		{"a lagging endpoint's rise does not move Status.Advanced", []step{at(100, 80), at(100, 90)}, 0, 1, 0},
-		{"heights from a cancelled Check do not count", []step{at(100, 100), cancelled(101, 101), at(101, 100)}, 2, 0, 2},
-		{"a Check where every probe fails changes nothing", []step{at(100, 100), at(down, down)}, 0, 0, 0},
+		{"the first Check moves the front and every provider, height zero too", 0, false, []step{
+			checkAt("10:00:00", 0, 0).wants("10:00:00", "10:00:00", "10:00:00"),
+		}},
+		{"the first Check moves every provider that answered, behind the front too", 0, false, []step{
+			checkAt("10:00:00", 110, 100, down).wants("10:00:00", "10:00:00", "10:00:00", ""),
+		}},
+		{"a new block at the front moves the front", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 101, 100).wants("10:00:10", "10:00:10", "10:00:00"),
+		}},
+		{"a provider overtaking the front moves the front", 0, false, []step{
+			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 110, 111).wants("10:00:10", "10:00:00", "10:00:10"),
+		}},
+		{"a front that stands still keeps its time", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+		}},
+		{"a lagging provider catching up moves only its own time", 0, false, []step{
+			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 110, 110).wants("10:00:00", "10:00:00", "10:00:10"),
+		}},
+		{"a provider coming back at a height it had reached before moves nothing", 0, false, []step{
+			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", down, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:20", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+		}},
+		{"a provider coming back to the front does not move it while another climbs behind", 0, false, []step{
+			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", down, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:20", 110, 105).wants("10:00:00", "10:00:00", "10:00:20"),
+		}},
+		{"a dip and a recovery move nothing", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 98, 98).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:20", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+		}},
+		{"a provider above a Quorum reference climbing moves only its own time", 2, false, []step{
+			checkAt("10:00:00", 1000, 100, 100).wants("10:00:00", "10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 1005, 100, 100).wants("10:00:00", "10:00:10", "10:00:00", "10:00:00"),
+		}},
+		{"a provider confirming ChainID at the front's height moves only its own time", 0, true, []step{
+			checkAt("10:00:00", 100, otherChain).wants("10:00:00", "10:00:00", ""),
+			checkAt("10:00:10", 100, 100).wants("10:00:00", "10:00:00", "10:00:10"),
+		}},
+		{"a provider whose first height comes after failures gets its own time then", 0, false, []step{
+			checkAt("10:00:00", down, 100).wants("10:00:00", "", "10:00:00"),
+			checkAt("10:00:10", 100, 100).wants("10:00:00", "10:00:10", "10:00:00"),
+		}},
+		{"a failed probe keeps the provider's own time", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", down, 101).wants("10:00:10", "10:00:00", "10:00:10"),
+		}},
+		{"the front never moves back when heights fall", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", 101, 101).wants("10:00:10", "10:00:10", "10:00:10"),
+			checkAt("10:00:20", 99, 99).wants("10:00:10", "10:00:10", "10:00:10"),
+		}},
+		{"no time moves back when the clock steps back", 0, false, []step{
+			checkAt("10:00:10", 100, 100).wants("10:00:10", "10:00:10", "10:00:10"),
+			checkAt("10:00:05", 101, 101).wants("10:00:10", "10:00:10", "10:00:10"),
+		}},
+		{"while the provider that set the reference fails, another climbing toward its height moves the front", 0, false, []step{
+			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", down, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:20", down, 105).wants("10:00:20", "10:00:00", "10:00:20"),
+		}},
+		{"a cancelled Check counts none of its heights", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			cancelledAt("10:00:10", 101, 101).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:20", 101, 100).wants("10:00:20", "10:00:20", "10:00:00"),
+		}},
+		{"a Check in which every probe fails changes nothing", 0, false, []step{
+			checkAt("10:00:00", 100, 100).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:10", down, down).wants("10:00:00", "10:00:00", "10:00:00"),
+			checkAt("10:00:20", 101, 100).wants("10:00:20", "10:00:20", "10:00:00"),
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var now step
-			var cancel context.CancelFunc
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body, _ := io.ReadAll(r.Body)
-				host := r.URL.Hostname()
-				height := map[string]int64{"a": now.a, "b": now.b, "c": 1000 + now.a}[host]
-				if strings.Contains(string(body), "eth_chainId") {
-					height = 1
-					if host == "c" { // on another chain, so it never confirms
-						height = 2
-					}
-				}
-				if now.cancelled {
-					cancel()
-				}
-				if height == down {
-					return nil, errors.New("down")
-				}
-				return answerResponse(r, uint64(height)), nil
-			})
-			m := mustNew(t, Config{Endpoints: named("a", "http://a", "b", "http://b", "c", "http://c"), MaxLag: 3, ChainID: 1, Base: base})
-			var times []time.Time
-			for _, now = range tt.steps {
-				var ctx context.Context
-				ctx, cancel = context.WithCancel(context.Background())
-				m.Check(ctx)
-				cancel()
-				times = append(times, m.Status().Checked)
+			ids := []string{"a", "b", "c"}[:len(tt.steps[0].heights)]
+			cfg := Config{MaxLag: 3, Quorum: tt.quorum}
+			if tt.chainID {
+				cfg.ChainID = 1
 			}
-			st := m.Status()
-			got := []time.Time{st.Endpoints[0].Advanced, st.Endpoints[1].Advanced, st.Endpoints[2].Advanced, st.Advanced}
-			want := []time.Time{times[tt.a], times[tt.b], {}, times[tt.front]}
-			for i, name := range []string{"a", "b", "c, never confirmed,", "Status"} {
-				if !got[i].Equal(want[i]) {
-					t.Errorf("%s Advanced = %v, want %v (Checks at %v)", name, got[i], want[i], times)
+			s := newScript(t, cfg, ids...)
+			checked := ""
+			for _, st := range tt.steps {
+				s.cancel = st.cancelled
+				s.check(st.at, st.heights...)
+				if !st.cancelled && slices.ContainsFunc(st.heights, func(h int64) bool { return h >= 0 }) {
+					checked = st.at
+				}
+				got := s.m.Status()
+				if hms(got.Checked) != checked {
+					t.Fatalf("after the Check at %s: Checked %s, want %s", st.at, hms(got.Checked), checked)
+				}
+				if hms(got.Advanced) != st.front {
+					t.Errorf("after the Check at %s: Status.Advanced %q, want %q", st.at, hms(got.Advanced), st.front)
+				}
+				for i, e := range got.Endpoints {
+					if hms(e.Advanced) != st.each[i] {
+						t.Errorf("after the Check at %s: %s's Advanced %q, want %q", st.at, e.ID, hms(e.Advanced), st.each[i])
+					}
 				}
 			}
 		})
 	}
 }
 
-// failOpenAndPublished returns the Status of a Monitor over a provider at
-// height 110 and one that answers 502, before and after one Check.
-func failOpenAndPublished(t *testing.T) (failOpen, published Status) {
+// jsonStatuses are the Statuses that TestStatusJSON and TestStatusLogValue
+// show, each from a Monitor's Checks at the times they say, or built by
+// hand.
+func jsonStatuses(t *testing.T) map[string]Status {
 	t.Helper()
-	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
-	m := mustNew(t, Config{Endpoints: named("primary", newProvider(t, 110).URL, "broken", broken.URL)})
-	failOpen = m.Status()
-	if err := check(m); len(probeErrors(t, err)) != 1 {
-		t.Fatalf("Check = %v, want one ProbeError", err)
+	fresh := newScript(t, Config{MaxLag: 3}, "primary", "backup")
+	out := map[string]Status{"fail-open": fresh.m.Status(), "zero": {}}
+
+	mixed := newScript(t, Config{MaxLag: 3}, "primary", "backup", "lagging")
+	mixed.check("10:00:00", 110, 108, 100)
+	if err := mixed.check("10:00:15", 110, down, 100); err == nil {
+		t.Fatal("the backup's probe did not fail")
 	}
-	return failOpen, m.Status()
+	out["mixed"] = mixed.m.Status()
+
+	genesis := newScript(t, Config{}, "a")
+	genesis.check("10:00:00", 0)
+	out["height zero"] = genesis.m.Status()
+
+	// IDs that are also the names of Status members.
+	names := newScript(t, Config{MaxLag: 3}, "reference", "checked", "advanced", "endpoints", "height")
+	names.check("10:00:00", 110, 100, 110, 110, down)
+	out["member names as IDs"] = names.m.Status()
+
+	// The message and reason of a failure that Check found depend on how
+	// probes describe failures; this one is fixed.
+	out["hand-built, a ProbeError"] = Status{
+		Checked: clockAt("10:00:15"), Reference: 110, Advanced: clockAt("10:00:00"),
+		Endpoints: []EndpointStatus{
+			{ID: "primary", Eligible: true, Height: 110, Advanced: clockAt("10:00:00")},
+			{ID: "backup", Err: &ProbeError{Endpoint: "backup", Err: &StatusError{StatusCode: 503}}, Advanced: clockAt("10:00:00")},
+		},
+	}
+	out["hand-built, errors that are no ProbeError"] = Status{
+		Checked: clockAt("10:00:00"), Reference: 7,
+		Endpoints: []EndpointStatus{
+			{ID: "plain", Err: errors.New("boom\nforged line")},
+			{ID: "wrapped", Err: fmt.Errorf("gave up: %w", &StatusError{StatusCode: 429})},
+		},
+	}
+	return out
+}
+
+// failureJSON is the reason and error members of an endpoint whose probe
+// failed with err, a *ProbeError, as that error gives them.
+func failureJSON(err error) string {
+	pe := err.(*ProbeError)
+	msg, _ := json.Marshal(pe.Error())
+	return fmt.Sprintf(`"reason":%q,"error":%s`, pe.Reason(), msg)
+}
+
+// failureText is the same for a TextHandler, under the key prefix.
+func failureText(prefix string, err error) string {
+	pe := err.(*ProbeError)
+	return fmt.Sprintf("%s.reason=%s %s.error=%q", prefix, pe.Reason(), prefix, pe.Error())
 }
 
 func TestStatusJSON(t *testing.T) {
-	failOpen, st := failOpenAndPublished(t)
-	checked, advanced := st.Checked.Format(time.RFC3339Nano), st.Advanced.Format(time.RFC3339Nano)
-	primary := fmt.Sprintf(`{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":%q}`, advanced)
+	statuses := jsonStatuses(t)
 	tests := []struct {
-		name  string
-		value any
-		want  string
+		name   string
+		status string
+		want   string
 	}{
-		{"a fail-open Status has no times and no errors", failOpen,
-			`{"reference":0,"endpoints":[{"id":"primary","eligible":true,"height":0,"lag":0},{"id":"broken","eligible":true,"height":0,"lag":0}]}`},
-		{"a published Status has its times and the failed probe's message", st,
-			fmt.Sprintf(`{"checked":%q,"reference":110,"advanced":%q,"endpoints":[%s,{"id":"broken","eligible":false,"height":0,"lag":0,"error":%q}]}`,
-				checked, advanced, primary, st.Endpoints[1].Err.Error())},
-		{"one endpoint marshals on its own as it does in the list", st.Endpoints[0], primary},
-		{"the zero Status has an empty endpoint list", Status{}, `{"reference":0,"endpoints":[]}`},
+		{"a fail-open Status has only the endpoints, each with its ID and verdict", "fail-open",
+			`{"endpoints":[{"id":"primary","eligible":true},{"id":"backup","eligible":true}]}`},
+		{"the zero Status has an empty endpoint list", "zero", `{"endpoints":[]}`},
+		{"a failed endpoint shows its reason and message and no height, and keeps its Advanced", "mixed",
+			`{"checked":"2026-01-02T10:00:15Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
+				`{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"backup","eligible":false,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
+				`{"id":"lagging","eligible":false,"height":100,"lag":10,"advanced":"2026-01-02T10:00:00Z"}]}`},
+		{"height and reference zero are shown", "height zero",
+			`{"checked":"2026-01-02T10:00:00Z","reference":0,"advanced":"2026-01-02T10:00:00Z","endpoints":[{"id":"a","eligible":true,"height":0,"lag":0,"advanced":"2026-01-02T10:00:00Z"}]}`},
+		{"IDs named like members stay inside the endpoint list", "member names as IDs",
+			`{"checked":"2026-01-02T10:00:00Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
+				`{"id":"reference","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"checked","eligible":false,"height":100,"lag":10,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"advanced","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"endpoints","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"height","eligible":false,` + failureJSON(statuses["member names as IDs"].Endpoints[4].Err) + `}]}`},
+		{"a ProbeError shows its reason and its message", "hand-built, a ProbeError",
+			`{"checked":"2026-01-02T10:00:15Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
+				`{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"backup","eligible":false,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}]}`},
+		{"an error that is no ProbeError shows escaped, with the reason its codes give", "hand-built, errors that are no ProbeError",
+			`{"checked":"2026-01-02T10:00:00Z","reference":7,"endpoints":[` +
+				`{"id":"plain","eligible":false,"reason":"transport","error":"boom\\nforged line"},` +
+				`{"id":"wrapped","eligible":false,"reason":"rate_limited","error":"gave up: HTTP status 429"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(tt.value)
+			got, err := json.Marshal(statuses[tt.status])
 			if err != nil || string(got) != tt.want {
 				t.Errorf("json.Marshal =\n%s, %v\nwant\n%s", got, err, tt.want)
 			}
@@ -199,43 +406,146 @@ func TestStatusJSON(t *testing.T) {
 	}
 }
 
-func TestStatusLogValue(t *testing.T) {
-	failOpen, st := failOpenAndPublished(t)
-	// Times become RFC 3339 text, so that the expected lines need not follow
-	// each handler's own time format; the record's own time is dropped.
+// An EndpointStatus marshals on its own as it does inside its Status.
+func TestEndpointStatusJSONAlone(t *testing.T) {
+	statuses := jsonStatuses(t)
+	for _, name := range slices.Sorted(maps.Keys(statuses)) {
+		st := statuses[name]
+		t.Run("as in the "+name+" Status", func(t *testing.T) {
+			var whole struct{ Endpoints []json.RawMessage }
+			data, _ := json.Marshal(st)
+			if err := json.Unmarshal(data, &whole); err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range st.Endpoints {
+				// A hand-built Status need not follow the rule that an
+				// endpoint that answered has an Advanced time.
+				if e.Err == nil && e.Advanced.IsZero() && !st.Checked.IsZero() {
+					continue
+				}
+				alone, err := json.Marshal(e)
+				if err != nil || string(alone) != string(whole.Endpoints[i]) {
+					t.Errorf("json.Marshal(%s) =\n%s, %v\nwant\n%s", e.ID, alone, err, whole.Endpoints[i])
+				}
+			}
+		})
+	}
+}
+
+// logged is what one handler writes for slog.Info("check", "status", st),
+// without the record's time.
+func logged(st Status, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
+	var buf strings.Builder
 	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 		if len(groups) == 0 && a.Key == slog.TimeKey {
 			return slog.Attr{}
 		}
-		if a.Value.Kind() == slog.KindTime {
-			a.Value = slog.StringValue(a.Value.Time().Format(time.RFC3339Nano))
-		}
 		return a
 	}}
-	text := func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) }
-	checked, advanced, msg := st.Checked.Format(time.RFC3339Nano), st.Advanced.Format(time.RFC3339Nano), st.Endpoints[1].Err.Error()
+	slog.New(handler(&buf, opts)).Info("check", "status", st)
+	return buf.String()
+}
+
+func textHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewTextHandler(w, o) }
+func jsonHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewJSONHandler(w, o) }
+
+func TestStatusLogValue(t *testing.T) {
+	statuses := jsonStatuses(t)
 	tests := []struct {
 		name    string
-		handler func(io.Writer) slog.Handler
-		st      Status
+		handler func(io.Writer, *slog.HandlerOptions) slog.Handler
+		status  string
 		want    string
 	}{
-		{"text shows a published Status under dotted keys", text, st,
-			fmt.Sprintf("level=INFO msg=check status.checked=%s status.reference=110 status.advanced=%s status.primary.eligible=true status.primary.height=110 status.primary.lag=0 status.broken.eligible=false status.broken.height=0 status.broken.lag=0 status.broken.error=%q\n",
-				checked, advanced, msg)},
-		{"text leaves out the zero times, the zero reference and unset errors while fail-open", text, failOpen,
-			"level=INFO msg=check status.primary.eligible=true status.primary.height=0 status.primary.lag=0 status.broken.eligible=true status.broken.height=0 status.broken.lag=0\n"},
-		{"JSON nests one object per endpoint", func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) }, st,
-			fmt.Sprintf(`{"level":"INFO","msg":"check","status":{"checked":%q,"reference":110,"advanced":%q,"primary":{"eligible":true,"height":110,"lag":0},"broken":{"eligible":false,"height":0,"lag":0,"error":%q}}}`+"\n",
-				checked, advanced, msg)},
+		{"text shows a fail-open Status as verdicts alone", textHandler, "fail-open",
+			"level=INFO msg=check status.endpoints.primary.eligible=true status.endpoints.backup.eligible=true\n"},
+		{"text shows nothing of the zero Status", textHandler, "zero",
+			"level=INFO msg=check\n"},
+		{"text shows a failed endpoint's reason and message and no height", textHandler, "mixed",
+			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.backup.eligible=false status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z " + failureText("status.endpoints.backup", statuses["mixed"].Endpoints[1].Err) +
+				" status.endpoints.lagging.eligible=false status.endpoints.lagging.height=100 status.endpoints.lagging.lag=10 status.endpoints.lagging.advanced=2026-01-02T10:00:00.000Z\n"},
+		{"text shows height and reference zero", textHandler, "height zero",
+			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=0 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.a.eligible=true status.endpoints.a.height=0 status.endpoints.a.lag=0 status.endpoints.a.advanced=2026-01-02T10:00:00.000Z\n"},
+		{"text keeps an ID named reference apart from the reference", textHandler, "member names as IDs",
+			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=110 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.reference.eligible=true status.endpoints.reference.height=110 status.endpoints.reference.lag=0 status.endpoints.reference.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.checked.eligible=false status.endpoints.checked.height=100 status.endpoints.checked.lag=10 status.endpoints.checked.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.advanced.eligible=true status.endpoints.advanced.height=110 status.endpoints.advanced.lag=0 status.endpoints.advanced.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.endpoints.eligible=true status.endpoints.endpoints.height=110 status.endpoints.endpoints.lag=0 status.endpoints.endpoints.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.height.eligible=false " + failureText("status.endpoints.height", statuses["member names as IDs"].Endpoints[4].Err) + "\n"},
+		{"text shows a ProbeError's reason and message", textHandler, "hand-built, a ProbeError",
+			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
+				` status.endpoints.backup.eligible=false status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z status.endpoints.backup.reason=http_status status.endpoints.backup.error="blocklag: endpoint \"backup\": HTTP status 503"` + "\n"},
+		{"text escapes an error that is no ProbeError", textHandler, "hand-built, errors that are no ProbeError",
+			`level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=7` +
+				` status.endpoints.plain.eligible=false status.endpoints.plain.reason=transport status.endpoints.plain.error="boom\\nforged line"` +
+				` status.endpoints.wrapped.eligible=false status.endpoints.wrapped.reason=rate_limited status.endpoints.wrapped.error="gave up: HTTP status 429"` + "\n"},
+		{"JSON shows a fail-open Status as verdicts alone", jsonHandler, "fail-open",
+			`{"level":"INFO","msg":"check","status":{"endpoints":{"primary":{"eligible":true},"backup":{"eligible":true}}}}` + "\n"},
+		{"JSON nests one object per endpoint", jsonHandler, "mixed",
+			`{"level":"INFO","msg":"check","status":{"checked":"2026-01-02T10:00:15Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":{` +
+				`"primary":{"eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`"backup":{"eligible":false,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
+				`"lagging":{"eligible":false,"height":100,"lag":10,"advanced":"2026-01-02T10:00:00Z"}}}}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf strings.Builder
-			slog.New(tt.handler(&buf)).Info("check", "status", tt.st)
-			if buf.String() != tt.want {
-				t.Errorf("logged\n%s\nwant\n%s", buf.String(), tt.want)
+			if got := logged(statuses[tt.status], tt.handler); got != tt.want {
+				t.Errorf("logged\n%s\nwant\n%s", got, tt.want)
 			}
 		})
 	}
+}
+
+// Whatever the IDs, a JSON handler writes no object with a key twice, so
+// that every reader of the line gets every member.
+func TestStatusLogValueHasNoDuplicateKeys(t *testing.T) {
+	statuses := jsonStatuses(t)
+	for _, name := range slices.Sorted(maps.Keys(statuses)) {
+		st := statuses[name]
+		t.Run("in the "+name+" Status", func(t *testing.T) {
+			line := logged(st, jsonHandler)
+			key, dup, err := duplicateKey(json.NewDecoder(strings.NewReader(line)))
+			if err != nil {
+				t.Fatalf("the handler wrote invalid JSON: %v\n%s", err, line)
+			}
+			if dup {
+				t.Errorf("key %q appears twice in one object of\n%s", key, line)
+			}
+		})
+	}
+}
+
+// duplicateKey reads one JSON value from dec and reports the first key that
+// appears twice in one of its objects, at any depth.
+func duplicateKey(dec *json.Decoder) (key string, dup bool, err error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false, err
+	}
+	if tok != json.Delim('{') && tok != json.Delim('[') {
+		return "", false, nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		if tok == json.Delim('{') {
+			k, err := dec.Token()
+			if err != nil {
+				return "", false, err
+			}
+			if seen[k.(string)] {
+				return k.(string), true, nil
+			}
+			seen[k.(string)] = true
+		}
+		if key, dup, err := duplicateKey(dec); dup || err != nil {
+			return key, dup, err
+		}
+	}
+	_, err = dec.Token() // the closing delimiter
+	return "", false, err
 }
