@@ -33,6 +33,13 @@ type Config struct {
 	// the request's context ends. It must never be the failnext transport,
 	// nor route through one: a probe that fails over is answered by another
 	// provider, whose height is then judged under the wrong ID.
+	//
+	// Every goroutine of blocklag's ends before Check returns, but an
+	// [http.Transport] may not: since Go 1.23 it finishes in the background
+	// a dial (TCP, a proxy's CONNECT, TLS) that a cancelled probe started,
+	// within its own dial and TLS timeouts. So derive a Base from
+	// http.DefaultTransport's Clone, which keeps them, rather than from a
+	// bare &http.Transport{}, which has none.
 	Base http.RoundTripper
 
 	// ProbeTimeout, when positive, bounds each probe on its own, so that one
