@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -54,14 +53,6 @@ func chainIs(got, want uint64) func(error) bool {
 	}
 }
 
-// timeoutError is a net.Error that a Base returns for a request that ran
-// out of time.
-type timeoutError struct{}
-
-func (timeoutError) Error() string   { return "i/o timeout" }
-func (timeoutError) Timeout() bool   { return true }
-func (timeoutError) Temporary() bool { return false }
-
 var failures = []failureCase{
 	{name: "HTTP 429 is rate limited", status: 429, reason: ReasonRateLimited, as: statusIs(429)},
 	{name: "RPC code -32005 is rate limited", body: rpcAnswer(-32005, "daily request count exceeded"), reason: ReasonRateLimited, as: rpcIs(-32005, "daily request count exceeded")},
@@ -102,7 +93,7 @@ var failures = []failureCase{
 		return nil, r.Context().Err()
 	}, probeTimeout: time.Millisecond, reason: ReasonTimeout, is: context.DeadlineExceeded},
 	{name: "a net.Error timeout from Base is a timeout", base: func(*http.Request) (*http.Response, error) {
-		return nil, &net.OpError{Op: "read", Net: "tcp", Err: timeoutError{}}
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: fakeNetError{timeout: true}}
 	}, reason: ReasonTimeout, as: func(err error) bool {
 		var ne net.Error
 		return errors.As(err, &ne) && ne.Timeout()
@@ -174,14 +165,6 @@ func probeOne(t *testing.T, cfg Config) (*ProbeError, error) {
 		t.Fatalf("Check = %v, want a ProbeError for a", err)
 	}
 	return pe, err
-}
-
-// A refused connection keeps the errno it failed with.
-func TestRefusedConnectionKeepsErrno(t *testing.T) {
-	pe, err := probeOne(t, Config{Endpoints: named("a", "http://127.0.0.1:1/v3/KEY")})
-	if pe.Reason() != ReasonTransport || !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Errorf("Check = %v, want a transport failure matching ECONNREFUSED", err)
-	}
 }
 
 // Reason looks through any wrapping, of the ProbeError's Err and around the

@@ -251,3 +251,21 @@ func clockAt(hms string) time.Time {
 	}
 	return time.Date(2026, 1, 2, tod.Hour(), tod.Minute(), tod.Second(), 0, time.UTC)
 }
+
+// assertShowsNone fails t when err, or any error it wraps, shows the word
+// SECRET or any of forbidden, in its text or as fmt prints it with %v, %+v
+// or %#v: a Format method or a struct's fields could show what Error does
+// not. Empty forbidden texts are ignored.
+func assertShowsNone(t *testing.T, err error, forbidden ...string) {
+	t.Helper()
+	forbidden = append(forbidden, "SECRET")
+	eachError(err, func(e error) {
+		for _, shown := range []string{e.Error(), fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e)} {
+			for _, f := range forbidden {
+				if f != "" && strings.Contains(shown, f) {
+					t.Errorf("error %q (%T) shows %q", shown, e, f)
+				}
+			}
+		}
+	})
+}

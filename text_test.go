@@ -227,31 +227,6 @@ func rawServer(t *testing.T, raw string) string {
 	return l.Addr().String()
 }
 
-// A provider may echo the endpoint's URL in a value it sends. The value is
-// masked before it is clipped, so a secret that the clip would cut short is
-// not left half shown; and a JSON value shown undecoded is hidden whole
-// when a secret stands behind its escapes.
-func TestRefusalMasksSecrets(t *testing.T) {
-	const secret = "/v3/keySECRETtail"
-	tests := []struct {
-		name    string
-		refusal error
-	}{
-		{"a value the clip cuts short", refuse("RPC error %s", strings.Repeat("x", maxQuoted-len(secret)+1)+secret)}, // the clip cuts off "l"
-		{"JSON with escaped slashes", refuseMember("RPC error %s", []byte(`"bad key \/v3\/keySECRETtail"`))},
-		{"JSON with an escaped letter", refuseMember("answer id is %s", []byte(`["\/v3\/key\u0053ECRETtail"]`))},
-		{"JSON with the secret as a member name", refuseMember("RPC error %s", []byte(`{"/v3/keySECRETtail":1}`))},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := tt.refusal.(*refusal).resolve(&secrets{forms: []string{secret}}).Error()
-			if strings.Contains(got, "ECRET") || !strings.Contains(got, "[reda") {
-				t.Errorf("render = %q, want the secret masked", got)
-			}
-		})
-	}
-}
-
 // With Base nil, probes go through http.DefaultTransport, which takes its
 // proxy from the environment, read once per process. So the Check runs in
 // a child process started with HTTPS_PROXY pointing at a proxy that answers
