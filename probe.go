@@ -120,8 +120,8 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 }
 
 // sendError explains why sending a request to ep or reading its answer
-// failed: the probe's own timeout when that is what ended it, and
-// otherwise err with the endpoint's secrets removed.
+// failed: the probe's own timeout when that is what ended it, and otherwise
+// transportError's fixed copy of err, with every endpoint's secrets masked.
 func (m *Monitor) sendError(ctx context.Context, ep endpoint, err error) error {
 	if context.Cause(ctx) == errProbeTimeout {
 		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
