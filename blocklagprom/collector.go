@@ -1,6 +1,7 @@
 package blocklagprom
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,30 +13,38 @@ import (
 // target label, which would clash with it.
 const providerLabel = "provider"
 
+// reasonLabel holds a blocklag.Reason.
+const reasonLabel = "reason"
+
 // The collector's fixed descriptors. Describe sends all of them; Collect
-// sends a subset, by the presence rules in the package doc.
+// sends those that apply to the Status it reads. Each help text says in one
+// sentence what the number is; the README's table says when it is there.
 var (
 	providerEligibleDesc = providerDesc("blocklag_provider_eligible",
-		"1 when the provider is eligible in the verdicts in force, 0 when not; what Monitor.Eligible answers. 1 for every provider before the first published check (fail-open).")
+		"Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.")
 	providerUpDesc = providerDesc("blocklag_provider_up",
-		"1 when the provider's probe succeeded in the check that published the verdicts in force, 0 when it failed. Absent before the first published check.")
+		"Whether the provider's probe succeeded (1) or failed (0) in the latest published check.")
 	providerHeightDesc = providerDesc("blocklag_provider_height",
-		"Block height the provider reported in the check that published the verdicts in force. Absent when its probe failed, and before the first published check.")
+		"Block height the provider reported in the latest published check.")
 	providerLagDesc = providerDesc("blocklag_provider_lag_blocks",
-		"Blocks the provider was behind the reference height in the check that published the verdicts in force; 0 at or above it. Absent when its probe failed, and before the first published check.")
+		"Blocks the provider was behind the reference height in the latest published check.")
 	providerAdvancedDesc = providerDesc("blocklag_provider_advanced_timestamp_seconds",
-		"Unix time of the latest published check in which the provider reported a height above all it had reported before. Absent until its first height counts.")
+		"Unix time when the provider last advanced, per EndpointStatus.Advanced.")
+	providerFailureReasonDesc = prometheus.NewDesc("blocklag_provider_failure_reason",
+		"Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.",
+		[]string{providerLabel, reasonLabel}, nil)
 	referenceHeightDesc = prometheus.NewDesc("blocklag_reference_height",
-		"Height that lag was measured from in the check that published the verdicts in force. Absent before the first published check.", nil, nil)
+		"Block height that lag was measured from in the latest published check.", nil, nil)
 	checkedDesc = prometheus.NewDesc("blocklag_checked_timestamp_seconds",
-		"Unix time when the check that published the verdicts in force finished probing. Absent before the first published check.", nil, nil)
+		"Unix time when the latest published check finished probing, per Status.Checked.", nil, nil)
 	advancedDesc = prometheus.NewDesc("blocklag_advanced_timestamp_seconds",
-		"Unix time when the front last moved: the latest blocklag_provider_advanced_timestamp_seconds among the providers eligible in the verdicts in force. Absent while no eligible provider has advanced.", nil, nil)
+		"Unix time when the front last moved, per Status.Advanced.", nil, nil)
 )
 
 var allDescs = []*prometheus.Desc{
 	providerEligibleDesc, providerUpDesc, providerHeightDesc, providerLagDesc,
-	providerAdvancedDesc, referenceHeightDesc, checkedDesc, advancedDesc,
+	providerAdvancedDesc, providerFailureReasonDesc, referenceHeightDesc,
+	checkedDesc, advancedDesc,
 }
 
 func providerDesc(name, help string) *prometheus.Desc {
@@ -43,15 +52,16 @@ func providerDesc(name, help string) *prometheus.Desc {
 }
 
 // NewCollector returns a checked collector that exports m's verdicts and
-// the numbers they rest on as gauges. It keeps no state of its own: every
-// Collect reads one m.Status() and builds all its metrics from it, so a
-// scrape never disagrees with m.Eligible and never mixes two checks. It is
-// safe for concurrent scrapes, also while a Check runs, and it never waits
-// for one. A nil m exports nothing.
+// the numbers they rest on as the gauges that the module's README lists.
+// It keeps no state of its own: every Collect reads one m.Status() and
+// builds all its metrics from it, so a scrape never disagrees with
+// m.Eligible and never mixes two checks. It is safe for concurrent scrapes,
+// also while a Check runs, and it never waits for one. A nil m exports
+// nothing.
 //
-// Register one collector per Monitor. A second Monitor in the same registry
-// needs its own label, added by [prometheus.WrapRegistererWith], since both
-// collectors have the same descriptors.
+// Register one collector per Monitor. Two collectors have the same
+// descriptors, so a second Monitor in the same registry needs a label of its
+// own, as the package doc shows.
 func NewCollector(m *blocklag.Monitor) prometheus.Collector {
 	return collector{monitor: m}
 }
@@ -69,10 +79,17 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends the gauges of one Status, by the presence rules in the
-// package doc.
+// Collect sends the gauges of one Status.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	st := c.monitor.Status()
+	collectStatus(ch, c.monitor.Status())
+}
+
+// collectStatus sends the gauges that apply to st. They follow the
+// presence rules of Status's JSON form: everything but eligibility waits
+// for the first published check; height and lag only for a provider that
+// answered in it, and a failure reason only for one that did not; a
+// timestamp only once it is set.
+func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 	published := !st.Checked.IsZero()
 	for _, e := range st.Endpoints {
 		id := string(e.ID)
@@ -82,6 +99,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			if e.Err == nil {
 				send(ch, providerHeightDesc, float64(e.Height), id)
 				send(ch, providerLagDesc, float64(e.Lag), id)
+			} else {
+				send(ch, providerFailureReasonDesc, 1, id, string(reason(e.Err)))
 			}
 		}
 		if !e.Advanced.IsZero() {
@@ -95,6 +114,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if !st.Advanced.IsZero() {
 		send(ch, advancedDesc, unixSeconds(st.Advanced))
 	}
+}
+
+// reason classifies an endpoint's Err. A Monitor's Status always holds a
+// *blocklag.ProbeError there; any other error, which only a Status built by
+// hand can hold, counts as a transport failure, the kind that
+// ProbeError.Reason gives to whatever it cannot tell apart. So a failed
+// provider always has exactly one reason series, from the eight reasons.
+func reason(err error) blocklag.Reason {
+	var pe *blocklag.ProbeError
+	if errors.As(err, &pe) {
+		return pe.Reason()
+	}
+	return blocklag.ReasonTransport
 }
 
 // send sends one gauge. blocklag accepts any non-empty endpoint ID, but a
@@ -117,7 +149,9 @@ func flag(b bool) float64 {
 }
 
 // unixSeconds keeps the fraction of a second, which a check interval of a
-// few seconds needs.
+// few seconds needs. Adding the fraction to the whole seconds rounds once,
+// where dividing UnixNano, a number too large for a float64 to hold
+// exactly, would round twice.
 func unixSeconds(t time.Time) float64 {
-	return float64(t.UnixNano()) / 1e9
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }

@@ -83,3 +83,45 @@ func ExampleNewCollector() {
 	// blocklag_provider_up{provider="primary"} 1
 	// blocklag_reference_height 110
 }
+
+// Two Monitors, one per chain, share a registry when each collector is
+// registered through prometheus.WrapRegistererWith with its own value of a
+// label of your choosing; registered directly, the second would clash with
+// the first. Here every series gets chain="mainnet" or chain="sepolia".
+func Example_twoChains() {
+	reg := prometheus.NewRegistry()
+	for _, chain := range []struct{ name, height string }{
+		{"mainnet", "0x64"}, // block 100
+		{"sepolia", "0xc8"}, // block 200
+	} {
+		node := fakeNode(chain.height)
+		defer node.Close()
+		monitor, err := blocklag.New(blocklag.Config{
+			Endpoints: []failnext.Endpoint{{ID: "primary", URL: node.URL}},
+		})
+		if err != nil {
+			panic(err)
+		}
+		if err := monitor.Check(context.Background()); err != nil {
+			fmt.Println("check:", err)
+		}
+		prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain.name}, reg).
+			MustRegister(blocklagprom.NewCollector(monitor))
+	}
+
+	families, err := reg.Gather()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "blocklag_reference_height" {
+			for _, m := range f.GetMetric() {
+				fmt.Println(m.GetLabel()[0].GetValue(), m.GetGauge().GetValue())
+			}
+		}
+	}
+
+	// Output:
+	// mainnet 100
+	// sepolia 200
+}

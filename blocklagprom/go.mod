@@ -5,7 +5,7 @@ go 1.24
 require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/yermakovsa/failnext v0.6.0
-	github.com/yermakovsa/failnext-blocklag v0.0.0
+	github.com/yermakovsa/failnext-blocklag v0.1.0
 )
 
 require (
@@ -22,12 +22,12 @@ require (
 	google.golang.org/protobuf v1.36.8 // indirect
 )
 
-// This module builds and tests against the blocklag in this repository and
-// the failnext stand-in in third_party/failnext, which has the same API as
-// failnext v0.6.0. A replace directive applies only when this module is the
-// main module: modules that depend on blocklagprom ignore both and get the
-// versions required above. blocklag v0.0.0 stands for this checkout; once
-// blocklag has a release tag, the require should name it.
+// Work in this repository builds and tests against the blocklag in this
+// checkout and the failnext stand-in in third_party/failnext, which has the
+// same API as failnext v0.6.0. A replace directive applies only when this
+// module is the main module: a program that depends on blocklagprom ignores
+// both and gets the versions required above, which is why blocklag is
+// required at its first release, v0.1.0 (see Releasing in README.md).
 replace (
 	github.com/yermakovsa/failnext => ../third_party/failnext
 	github.com/yermakovsa/failnext-blocklag => ../

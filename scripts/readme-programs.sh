@@ -8,6 +8,8 @@
 # the file's top level; any other goes inside a function. A compile error
 # names the README's own line. Run from anywhere; it writes nothing into the
 # tree and cleans up after itself.
+# blocklagprom/README.md's blocks are built the same way at the end, against
+# the blocklagprom module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,3 +97,71 @@ if [ "$blocks" -eq 0 ]; then
 fi
 (cd "$dir" && go build -o /dev/null ./...)
 echo "README.md: $blocks Go block(s) build"
+
+# blocklagprom/README.md, by the same rules, against the blocklagprom
+# module: its fragments build in a module of their own that shares a
+# workspace with blocklagprom, so they see the packages, the versions and
+# the go.sum that blocklagprom itself builds with. Its prose takes monitor,
+# a registry reg and ctx as given.
+promdir="$dir/blocklagprom"
+mkdir "$promdir"
+printf 'module readmeprograms/blocklagprom\n\ngo 1.24\n' > "$promdir/go.mod"
+printf 'go 1.24\n\nuse (\n\t.\n\t%s\n)\n' "$root/blocklagprom" > "$promdir/go.work"
+export prelude='package fragment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/yermakovsa/failnext"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
+)
+
+var (
+	ctx     context.Context
+	monitor *blocklag.Monitor
+	reg     *prometheus.Registry
+)
+
+var _ = []any{errors.New, fmt.Sprint, log.Printf, http.DefaultTransport, time.Now,
+	promhttp.HandlerFor, failnext.New, blocklag.New, blocklagprom.NewCollector}
+'
+
+awk -v dir="$promdir" '
+	/^```go$/ { inside = 1; start = NR + 1; body = ""; statements = 0; next }
+	/^```$/ && inside {
+		inside = 0
+		pkg = sprintf("%s/line%d", dir, start)
+		system("mkdir -p " pkg)
+		file = pkg "/main.go"
+		directive = sprintf("//line blocklagprom/README.md:%d\n", start)
+		if (body ~ /^package main\n/)
+			printf "%s%s", directive, body > file
+		else if (statements)
+			printf "%s\nfunc _() {\n%s%s}\n", ENVIRON["prelude"], directive, body > file
+		else
+			printf "%s\n%s%s", ENVIRON["prelude"], directive, body > file
+		close(file)
+		next
+	}
+	inside {
+		body = body $0 "\n"
+		if ($0 ~ /^[^ \t\/)}]/ && $0 !~ /^(func|type|var|const|package|import)[ (]/)
+			statements = 1
+	}
+' blocklagprom/README.md
+
+blocks=$(find "$promdir" -name main.go | wc -l)
+if [ "$blocks" -eq 0 ]; then
+	echo "blocklagprom/README.md has no Go block"
+	exit 1
+fi
+(cd "$promdir" && GOWORK="$promdir/go.work" go build -o /dev/null ./...)
+echo "blocklagprom/README.md: $blocks Go block(s) build"

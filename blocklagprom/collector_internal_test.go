@@ -1,0 +1,199 @@
+package blocklagprom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+)
+
+// statusCollector exports a Status built by hand, through the code that
+// exports a Monitor's, so that a test can set every field as it likes.
+type statusCollector struct{ status blocklag.Status }
+
+func (c statusCollector) Describe(ch chan<- *prometheus.Desc) { collector{}.Describe(ch) }
+func (c statusCollector) Collect(ch chan<- prometheus.Metric) { collectStatus(ch, c.status) }
+
+// failed is the error of a probe that failed because of err. The label
+// comes from the EndpointStatus's ID, so the ProbeError's is left empty.
+func failed(err error) error { return &blocklag.ProbeError{Err: err} }
+
+// Every reason that ProbeError.Reason gives becomes the provider's reason
+// label as it is; an Err that merely wraps a ProbeError is read through, and
+// one that holds no ProbeError at all, which only a hand-built Status can
+// have, counts as a transport failure.
+func TestFailureReasonLabelIsTheProbeErrorsReason(t *testing.T) {
+	st := blocklag.Status{
+		Checked:   time.Unix(1700000000, 0),
+		Reference: 110,
+		Endpoints: []blocklag.EndpointStatus{
+			{ID: "ok", Eligible: true, Height: 110},
+			{ID: "http429", Err: failed(&blocklag.StatusError{StatusCode: 429})},
+			{ID: "rpc32005", Err: failed(&blocklag.RPCError{Code: -32005, Message: "limit exceeded"})},
+			{ID: "http403", Err: failed(&blocklag.StatusError{StatusCode: 403})},
+			{ID: "http503", Err: failed(&blocklag.StatusError{StatusCode: 503})},
+			{ID: "rpc32000", Err: failed(&blocklag.RPCError{Code: -32000})},
+			{ID: "chain", Err: failed(&blocklag.ChainIDError{Got: 11155111, Want: 1})},
+			{ID: "bad", Err: failed(fmt.Errorf("answer id is null: %w", blocklag.ErrBadAnswer))},
+			{ID: "slow", Err: failed(fmt.Errorf("timed out: %w", context.DeadlineExceeded))},
+			{ID: "reset", Err: failed(errors.New("connection reset"))},
+			{ID: "wrapped", Err: fmt.Errorf("seen: %w", failed(&blocklag.StatusError{StatusCode: 401}))},
+			{ID: "plain", Err: errors.New("not a probe error")},
+		},
+	}
+	want := `# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
+# TYPE blocklag_provider_failure_reason gauge
+blocklag_provider_failure_reason{provider="bad",reason="bad_answer"} 1
+blocklag_provider_failure_reason{provider="chain",reason="wrong_chain"} 1
+blocklag_provider_failure_reason{provider="http403",reason="unauthorized"} 1
+blocklag_provider_failure_reason{provider="http429",reason="rate_limited"} 1
+blocklag_provider_failure_reason{provider="http503",reason="http_status"} 1
+blocklag_provider_failure_reason{provider="plain",reason="transport"} 1
+blocklag_provider_failure_reason{provider="reset",reason="transport"} 1
+blocklag_provider_failure_reason{provider="rpc32000",reason="rpc_error"} 1
+blocklag_provider_failure_reason{provider="rpc32005",reason="rate_limited"} 1
+blocklag_provider_failure_reason{provider="slow",reason="timeout"} 1
+blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
+`
+	c := statusCollector{st}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "blocklag_provider_failure_reason"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+// What is exported follows the same presence rules as Status's JSON form:
+// eligibility always; up, the reference height and the checked time once a
+// check has published, the reference even when it is 0; height and lag
+// only for a provider that answered, even when they are 0, and a reason
+// only for one that did not; each advanced time only when it is set.
+func TestCollectorPresenceFollowsTheStatus(t *testing.T) {
+	checked := time.Unix(1700000000, 250_000_000)
+	advanced := time.Unix(1699999990, 500_000_000)
+	tests := []struct {
+		name   string
+		status blocklag.Status
+		want   string
+	}{
+		{
+			name:   "a status without endpoints exports nothing",
+			status: blocklag.Status{},
+			want:   ``,
+		},
+		{
+			name: "a fail-open status exports only eligibility",
+			status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{
+				{ID: "a", Eligible: true},
+				{ID: "b", Eligible: true},
+			}},
+			want: `# HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
+# TYPE blocklag_provider_eligible gauge
+blocklag_provider_eligible{provider="a"} 1
+blocklag_provider_eligible{provider="b"} 1
+`,
+		},
+		{
+			name: "a published status exports height and lag at 0 and leaves out the advanced times that are not set",
+			status: blocklag.Status{Checked: checked, Reference: 0, Endpoints: []blocklag.EndpointStatus{
+				{ID: "genesis", Eligible: true},
+				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 503})},
+			}},
+			want: `# HELP blocklag_checked_timestamp_seconds Unix time when the latest published check finished probing, per Status.Checked.
+# TYPE blocklag_checked_timestamp_seconds gauge
+blocklag_checked_timestamp_seconds 1.70000000025e+09
+# HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
+# TYPE blocklag_provider_eligible gauge
+blocklag_provider_eligible{provider="down"} 0
+blocklag_provider_eligible{provider="genesis"} 1
+# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
+# TYPE blocklag_provider_failure_reason gauge
+blocklag_provider_failure_reason{provider="down",reason="http_status"} 1
+# HELP blocklag_provider_height Block height the provider reported in the latest published check.
+# TYPE blocklag_provider_height gauge
+blocklag_provider_height{provider="genesis"} 0
+# HELP blocklag_provider_lag_blocks Blocks the provider was behind the reference height in the latest published check.
+# TYPE blocklag_provider_lag_blocks gauge
+blocklag_provider_lag_blocks{provider="genesis"} 0
+# HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
+# TYPE blocklag_provider_up gauge
+blocklag_provider_up{provider="down"} 0
+blocklag_provider_up{provider="genesis"} 1
+# HELP blocklag_reference_height Block height that lag was measured from in the latest published check.
+# TYPE blocklag_reference_height gauge
+blocklag_reference_height 0
+`,
+		},
+		{
+			name: "a failed provider keeps its advanced time but shows no height or lag",
+			status: blocklag.Status{Checked: checked, Reference: 110, Advanced: advanced, Endpoints: []blocklag.EndpointStatus{
+				{ID: "front", Eligible: true, Height: 110, Advanced: advanced},
+				{ID: "behind", Height: 100, Lag: 10},
+				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 429}), Advanced: advanced.Add(-time.Minute)},
+			}},
+			want: `# HELP blocklag_advanced_timestamp_seconds Unix time when the front last moved, per Status.Advanced.
+# TYPE blocklag_advanced_timestamp_seconds gauge
+blocklag_advanced_timestamp_seconds 1.6999999905e+09
+# HELP blocklag_checked_timestamp_seconds Unix time when the latest published check finished probing, per Status.Checked.
+# TYPE blocklag_checked_timestamp_seconds gauge
+blocklag_checked_timestamp_seconds 1.70000000025e+09
+# HELP blocklag_provider_advanced_timestamp_seconds Unix time when the provider last advanced, per EndpointStatus.Advanced.
+# TYPE blocklag_provider_advanced_timestamp_seconds gauge
+blocklag_provider_advanced_timestamp_seconds{provider="down"} 1.6999999305e+09
+blocklag_provider_advanced_timestamp_seconds{provider="front"} 1.6999999905e+09
+# HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
+# TYPE blocklag_provider_eligible gauge
+blocklag_provider_eligible{provider="behind"} 0
+blocklag_provider_eligible{provider="down"} 0
+blocklag_provider_eligible{provider="front"} 1
+# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
+# TYPE blocklag_provider_failure_reason gauge
+blocklag_provider_failure_reason{provider="down",reason="rate_limited"} 1
+# HELP blocklag_provider_height Block height the provider reported in the latest published check.
+# TYPE blocklag_provider_height gauge
+blocklag_provider_height{provider="behind"} 100
+blocklag_provider_height{provider="front"} 110
+# HELP blocklag_provider_lag_blocks Blocks the provider was behind the reference height in the latest published check.
+# TYPE blocklag_provider_lag_blocks gauge
+blocklag_provider_lag_blocks{provider="behind"} 10
+blocklag_provider_lag_blocks{provider="front"} 0
+# HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
+# TYPE blocklag_provider_up gauge
+blocklag_provider_up{provider="behind"} 1
+blocklag_provider_up{provider="down"} 0
+blocklag_provider_up{provider="front"} 1
+# HELP blocklag_reference_height Block height that lag was measured from in the latest published check.
+# TYPE blocklag_reference_height gauge
+blocklag_reference_height 110
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := statusCollector{tt.status}
+			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want)); err != nil {
+				t.Error(err)
+			}
+			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+				t.Errorf("lint: %v %v", problems, err)
+			}
+		})
+	}
+}
+
+// An endpoint ID that is not valid UTF-8 cannot be a label value: the
+// scrape fails with an error naming the metric, and nothing panics.
+func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(statusCollector{blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}})
+	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "blocklag_provider_eligible") {
+		t.Errorf("gather error %v, want one naming blocklag_provider_eligible", err)
+	}
+}
