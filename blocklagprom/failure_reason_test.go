@@ -152,39 +152,14 @@ func checkWith(t *testing.T, m *blocklag.Monitor, nodes []*node, answers []answe
 	}
 }
 
-// namesProviderFailures reports whether the blocklag in this checkout
-// tells a rate limit, a refused key and another chain apart in
-// ProbeError.Reason, which the root package's own tests pin. The cases
-// below that need it skip until it does, rather than pin a classification
-// that is not the collector's to make.
-func namesProviderFailures(t *testing.T) bool {
-	t.Helper()
-	m, nodes := newMonitor(t, 4)
-	checkWith(t, m, nodes, []answer{healthy, tooMany, forbidden, otherChain})
-	want := []blocklag.Reason{"", blocklag.ReasonRateLimited, blocklag.ReasonUnauthorized, blocklag.ReasonWrongChain}
-	for i, e := range m.Status().Endpoints {
-		var got blocklag.Reason
-		if pe, ok := e.Err.(*blocklag.ProbeError); ok {
-			got = pe.Reason()
-		}
-		if got != want[i] {
-			t.Logf("blocklag gives %s's failure (%v) the reason %q, not %q", e.ID, e.Err, got, want[i])
-			return false
-		}
-	}
-	return true
-}
-
 // A failed provider carries one failure_reason series, with the reason
 // its probe failed in the check in force; a provider that answered carries
 // none, and neither does any provider while the Monitor is fail-open. The
 // Monitors require mainnet, so that a provider on another chain fails too.
 func TestFailureReasonFollowsTheCheckInForce(t *testing.T) {
-	named := namesProviderFailures(t)
 	tests := []struct {
 		name   string
 		checks [][]answer // each Check's answers, one per node a, b, c...
-		named  bool       // whether the case needs namesProviderFailures
 		want   string     // the exposition of the untimed gauges
 	}{
 		{
@@ -220,7 +195,6 @@ blocklag_provider_failure_reason{provider="c",reason="timeout"} 1
 		{
 			name:   "a provider answering HTTP 429 or RPC error -32005 is rate limited",
 			checks: [][]answer{{healthy, tooMany, limitErr}},
-			named:  true,
 			want: eligibleHead + `blocklag_provider_eligible{provider="a"} 1
 blocklag_provider_eligible{provider="b"} 0
 blocklag_provider_eligible{provider="c"} 0
@@ -237,7 +211,6 @@ blocklag_provider_failure_reason{provider="c",reason="rate_limited"} 1
 		{
 			name:   "a provider on another chain has the reason wrong_chain and no height",
 			checks: [][]answer{{behind, otherChain}},
-			named:  true,
 			want: eligibleHead + `blocklag_provider_eligible{provider="a"} 1
 blocklag_provider_eligible{provider="b"} 0
 ` + upHead + `blocklag_provider_up{provider="a"} 1
@@ -251,7 +224,6 @@ blocklag_provider_up{provider="b"} 0
 		{
 			name:   "each failed provider has its own reason and those that answered have none",
 			checks: [][]answer{{healthy, behind, tooMany, limitErr, forbidden, unavailable, otherChain, cut}},
-			named:  true,
 			want: eligibleHead + `blocklag_provider_eligible{provider="a"} 1
 blocklag_provider_eligible{provider="b"} 0
 blocklag_provider_eligible{provider="c"} 0
@@ -324,9 +296,6 @@ blocklag_provider_lag_blocks{provider="b"} 10
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.named && !named {
-				t.Skip("blocklag does not yet tell these failures apart")
-			}
 			providers := 2
 			for _, answers := range tt.checks {
 				providers = max(providers, len(answers))
