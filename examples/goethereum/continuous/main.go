@@ -1,210 +1,267 @@
-// Command continuous keeps a go-ethereum client on fresh providers.
+// Command continuous keeps go-ethereum's client off lagging providers.
 //
-// It reads two provider URLs from ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL,
-// checks their block heights with blocklag at start and then every 15
-// seconds, and reads the latest block number through go-ethereum's client
-// every 10 seconds. The client's HTTP transport is failnext, which skips any
-// provider that blocklag found lagging. Each check logs every provider's
-// height, lag and verdict; each read logs the block number and the provider
-// that served it. It stops on SIGINT or SIGTERM.
+// It reads two provider URLs from ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL
+// and gives the same endpoint list to blocklag and to failnext. It checks the
+// providers' heights with blocklag at start and then every 15 seconds, and
+// reads the latest block number through go-ethereum's ethclient every 10
+// seconds, over a failnext transport that skips the providers the last check
+// found lagging. It logs what each check found and which provider served
+// each read, and stops on SIGINT or SIGTERM.
 //
-// With -dev it needs no URL: it starts two go-ethereum dev nodes in the
-// process, a slow primary and a fast backup, checks every 3 seconds and
-// reads every 2, and after -dev-fail-after stops the fast node, so that the
-// whole story shows in the log within a minute.
-//
-// With -chain-id, a provider's height counts only once the provider has
-// confirmed that chain ID; -dev sets it to the dev chain's unless told
-// otherwise.
-//
-// With -metrics-addr, it also serves blocklag's Prometheus gauges at
-// /metrics on that address.
+// With -dev it needs no URL: it runs the same loop, at a faster pace,
+// against two go-ethereum dev nodes that it starts in the process.
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
-	"log"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
+	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
+	"github.com/yermakovsa/failnext-blocklag/examples/goethereum/internal/devnet"
+)
+
+const (
+	checkEvery   = 15 * time.Second
+	readEvery    = 10 * time.Second
+	checkTimeout = 5 * time.Second
+	readTimeout  = 5 * time.Second
+	maxLag       = 3 // blocks a provider may be behind and still be used
 )
 
 func main() {
+	dev := flag.Bool("dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
+	devDuration := flag.Duration("dev-duration", 0, "with -dev, stop after this long (0: run until Ctrl-C)")
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
+	flag.Parse()
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr))
-}
-
-// settings are the command's tunables; the flags set them.
-type settings struct {
-	checkEvery, readEvery     time.Duration
-	checkTimeout, readTimeout time.Duration
-	maxLag                    uint64
-	probeTimeout              time.Duration
-	quorum                    int
-	chainID                   uint64
-	chainIDSet                bool // -chain-id was given, so -dev keeps it
-	metricsAddr               string
-
-	dev                       bool
-	devFailAfter, devDuration time.Duration
-}
-
-// run is the whole command: it returns the exit status, 2 for bad flags or
-// environment (a -metrics-addr it cannot listen on included), 1 when the dev
-// nodes cannot start, and 0 after a clean shutdown when ctx ends (or, with
-// -dev-duration, when the demo is over).
-func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) int {
-	logger := log.New(out, "", log.LstdFlags)
-	s, err := parseFlags(args, out)
+	var err error
+	if *dev {
+		err = runDev(ctx, *devDuration, *metricsAddr)
+	} else {
+		var endpoints []failnext.Endpoint
+		if endpoints, err = endpointsFromEnv(); err == nil {
+			err = run(ctx, endpoints, checkEvery, readEvery, *metricsAddr)
+		}
+	}
 	if err != nil {
-		return 2
+		slog.Error("continuous", "err", err)
+		os.Exit(1)
 	}
-	var endpoints []failnext.Endpoint
-	if s.dev {
-		if getenv("ETH_RPC_PRIMARY_URL") != "" || getenv("ETH_RPC_BACKUP_URL") != "" {
-			logger.Print("dev: ignoring ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL; the dev nodes stand in for them")
-		}
-		demo, err := startDemo(s, logger)
-		if err != nil {
-			logger.Print(err)
-			return 1
-		}
-		defer demo.stop()
-		endpoints = demo.endpoints
-		if !s.chainIDSet {
-			s.chainID = demo.chainID
-		}
-		logger.Print(chainCheckLine(demo.chainID, s.chainID))
-		if s.devDuration > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, s.devDuration)
-			defer cancel()
-		}
-	} else if endpoints, err = endpointsFromEnv(getenv); err != nil {
-		logger.Print(err)
-		return 2
-	}
-
-	monitor, err := blocklag.New(blocklag.Config{
-		Endpoints:    endpoints,
-		MaxLag:       s.maxLag,
-		ProbeTimeout: s.probeTimeout,
-		Quorum:       s.quorum,
-		ChainID:      s.chainID,
-	})
-	if err != nil { // blocklag's errors name the endpoint, never its URL
-		logger.Print(err)
-		return 2
-	}
-	if s.metricsAddr != "" {
-		metrics, err := serveMetrics(s.metricsAddr, monitor, logger)
-		if err != nil {
-			logger.Print(err)
-			return 2
-		}
-		defer metrics.stop()
-		logger.Printf("metrics: serving %s", metrics.url())
-	}
-	client, err := newClient(ctx, endpoints, monitor)
-	if err != nil { // not expected once blocklag accepted the same endpoints
-		logger.Print(redact(err, endpoints))
-		return 2
-	}
-	defer client.Close()
-
-	w := &watcher{s: s, monitor: monitor, endpoints: endpoints, read: client.BlockNumber, logger: logger}
-	w.run(ctx)
-	logger.Print("stopped")
-	return 0
 }
 
-// newClient returns a go-ethereum client whose requests go through a failnext
-// transport over endpoints, skipping those that monitor finds ineligible and
-// reporting its events to recordEvent.
-func newClient(ctx context.Context, endpoints []failnext.Endpoint, monitor *blocklag.Monitor) (*ethclient.Client, error) {
+// endpointsFromEnv builds the endpoint list from the environment. A URL
+// holds the provider's API key, so the error names the variables only.
+func endpointsFromEnv() ([]failnext.Endpoint, error) {
+	primary, backup := os.Getenv("ETH_RPC_PRIMARY_URL"), os.Getenv("ETH_RPC_BACKUP_URL")
+	if primary == "" || backup == "" {
+		return nil, errors.New("set ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL to your providers' HTTP JSON-RPC URLs, or run with -dev")
+	}
+	return []failnext.Endpoint{{ID: "primary", URL: primary}, {ID: "backup", URL: backup}}, nil
+}
+
+// runDev runs the loop against a slow primary and a fast backup that stops
+// after 20 seconds, checking every 3 seconds and reading every 2, so that
+// the whole story fits in a minute.
+func runDev(ctx context.Context, duration time.Duration, metricsAddr string) error {
+	demo, err := devnet.StartDemo(20 * time.Second)
+	if err != nil {
+		return err
+	}
+	defer demo.Stop()
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	endpoints := []failnext.Endpoint{{ID: "primary", URL: demo.Primary.URL}, {ID: "backup", URL: demo.Backup.URL}}
+	return run(ctx, endpoints, 3*time.Second, 2*time.Second, metricsAddr)
+}
+
+// run checks at once and then every checkEvery, and reads at once and then
+// every readEvery, until ctx ends; then it returns nil.
+func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration, metricsAddr string) error {
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: maxLag})
+	if err != nil {
+		return err // it names the endpoint and what is wrong, never the URL's key
+	}
 	transport, err := failnext.New(failnext.Config{
 		Endpoints: endpoints,
 		Eligible:  monitor.Eligible,
-		OnEvent:   recordEvent,
+		OnEvent:   onEvent,
 	})
+	if err != nil {
+		return err // not reached: blocklag.New refuses every endpoint list that failnext refuses
+	}
+	// failnext sends each request to the URL of the endpoint it picks, so
+	// the URL given here only has to be one that go-ethereum accepts.
+	rpcClient, err := rpc.DialOptions(ctx, endpoints[0].URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
+	if err != nil {
+		return err // not reached: over HTTP, dialling only builds the client
+	}
+	client := ethclient.NewClient(rpcClient)
+	defer client.Close()
+
+	if metricsAddr != "" {
+		stopMetrics, err := serveMetrics(metricsAddr, monitor)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+
+	checks := time.NewTicker(checkEvery)
+	defer checks.Stop()
+	reads := time.NewTicker(readEvery)
+	defer reads.Stop()
+	check(ctx, monitor)
+	read(ctx, client)
+	for {
+		select {
+		case <-ctx.Done():
+			slog.Info("stopped")
+			return nil
+		case <-checks.C:
+			check(ctx, monitor)
+		case <-reads.C:
+			read(ctx, client)
+		}
+	}
+}
+
+// check runs one Check and logs the verdicts in force. blocklag's errors
+// and Status never show a URL's key or a provider's raw text, so both are
+// logged as they are.
+func check(ctx context.Context, monitor *blocklag.Monitor) {
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	err := monitor.Check(cctx)
+	if ctx.Err() != nil {
+		return // shutting down
+	}
+	if err != nil {
+		slog.Warn("check", "err", err)
+	}
+	slog.Info("check", "status", monitor.Status())
+}
+
+// read reads the latest block number and logs it with the endpoint that
+// served it, as failnext's events report it.
+func read(ctx context.Context, client *ethclient.Client) {
+	var trail readTrail
+	// JSON-RPC reads are POSTs, which failnext fails over only when the
+	// request's context allows it; eth_blockNumber changes nothing, so
+	// sending it to another provider is safe.
+	rctx := failnext.WithFailoverAllowed(context.WithValue(ctx, readTrailKey{}, &trail))
+	rctx, cancel := context.WithTimeout(rctx, readTimeout)
+	defer cancel()
+	block, err := client.BlockNumber(rctx)
+	if ctx.Err() != nil {
+		return // shutting down
+	}
+	served, failed := trail.get()
+	var attrs []any
+	if served != "" {
+		attrs = append(attrs, "endpoint", served)
+	}
+	if len(failed) > 0 {
+		attrs = append(attrs, "failed", failed)
+	}
+	if err != nil {
+		slog.Warn("read", append([]any{"cause", cause(err)}, attrs...)...)
+		return
+	}
+	slog.Info("read", append([]any{"block", block}, attrs...)...)
+}
+
+// cause says why a read failed, from the error's types alone. The error's
+// text is not logged: go-ethereum's errors quote the request URL, API key
+// included, and whatever the provider answered.
+func cause(err error) string {
+	var httpErr rpc.HTTPError
+	var rpcErr rpc.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, failnext.ErrNoUsableEndpoint):
+		return "no eligible endpoint"
+	case errors.As(err, new(*failnext.FailoverError)):
+		return "no answer"
+	case errors.As(err, &httpErr):
+		return "HTTP status " + strconv.Itoa(httpErr.StatusCode)
+	case errors.As(err, &rpcErr):
+		return "JSON-RPC error " + strconv.Itoa(rpcErr.ErrorCode())
+	}
+	return "bad answer"
+}
+
+// readTrailKey is the context key under which read hands onEvent a
+// readTrail.
+type readTrailKey struct{}
+
+// readTrail is what failnext reported about one read. failnext calls
+// OnEvent on the goroutine that sends the request, which go-ethereum does
+// not promise is read's own: hence the lock.
+type readTrail struct {
+	mu     sync.Mutex
+	served failnext.EndpointID   // the endpoint whose answer was returned
+	failed []failnext.EndpointID // the endpoints tried before, or instead
+}
+
+func (t *readTrail) get() (failnext.EndpointID, []failnext.EndpointID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.served, t.failed
+}
+
+// onEvent is the transport's OnEvent: it notes, in the read's readTrail,
+// each attempt that got no answer or a status other than 200, and the
+// endpoint whose answer failnext returned.
+func onEvent(ctx context.Context, ev failnext.Event) {
+	trail, ok := ctx.Value(readTrailKey{}).(*readTrail)
+	if !ok {
+		return
+	}
+	trail.mu.Lock()
+	defer trail.mu.Unlock()
+	switch {
+	case ev.Kind == failnext.EventAttempt && ev.StatusCode != http.StatusOK:
+		trail.failed = append(trail.failed, ev.Endpoint)
+	case ev.Kind == failnext.EventResult && ev.Err == nil:
+		trail.served = ev.Endpoint
+	}
+}
+
+// serveMetrics serves blocklag's gauges at /metrics on addr, from a
+// registry that holds nothing else, until the returned func is called.
+func serveMetrics(addr string, monitor *blocklag.Monitor) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	// failnext replaces each request's URL with the chosen endpoint's, so
-	// the URL given here only has to be valid.
-	rpcClient, err := rpc.DialOptions(ctx, endpoints[0].URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
-	if err != nil {
-		return nil, errors.New("cannot create the RPC client")
-	}
-	return ethclient.NewClient(rpcClient), nil
-}
-
-func parseFlags(args []string, out io.Writer) (settings, error) {
-	var s settings
-	fs := flag.NewFlagSet("continuous", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.DurationVar(&s.checkEvery, "check-every", 15*time.Second, "time between lag checks (3s with -dev)")
-	fs.DurationVar(&s.readEvery, "read-every", 10*time.Second, "time between block number reads (2s with -dev)")
-	fs.DurationVar(&s.checkTimeout, "check-timeout", 5*time.Second, "limit for one lag check")
-	fs.DurationVar(&s.readTimeout, "read-timeout", 5*time.Second, "limit for one read")
-	fs.Uint64Var(&s.maxLag, "max-lag", 3, "blocks a provider may be behind and still be used")
-	fs.DurationVar(&s.probeTimeout, "probe-timeout", 0, "limit for each provider's probe (0: the check's limit)")
-	fs.IntVar(&s.quorum, "quorum", 0, "take the reference height as the quorum-th highest (0: the highest)")
-	fs.Uint64Var(&s.chainID, "chain-id", 0, "chain ID every provider must confirm, 1 for mainnet (0: no chain check; -dev: the dev chain's)")
-	fs.StringVar(&s.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100 (empty: off)")
-	fs.BoolVar(&s.dev, "dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
-	fs.DurationVar(&s.devFailAfter, "dev-fail-after", 20*time.Second, "with -dev: when to stop the fast node")
-	fs.DurationVar(&s.devDuration, "dev-duration", 0, "with -dev: end the demo after this long (0: run until Ctrl-C)")
-	if err := fs.Parse(args); err != nil {
-		return s, err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	s.chainIDSet = set["chain-id"]
-	if s.dev {
-		if !set["check-every"] {
-			s.checkEvery = 3 * time.Second
-		}
-		if !set["read-every"] {
-			s.readEvery = 2 * time.Second
-		}
-	}
-	if s.checkEvery <= 0 || s.readEvery <= 0 || s.checkTimeout <= 0 || s.readTimeout <= 0 ||
-		s.devFailAfter <= 0 || s.devDuration < 0 {
-		err := errors.New("intervals and timeouts must be positive")
-		fmt.Fprintln(out, err)
-		return s, err
-	}
-	return s, nil
-}
-
-// endpointsFromEnv builds the one endpoint list that blocklag and failnext
-// share. Its errors name the variable, never its value, which may hold an
-// API key.
-func endpointsFromEnv(getenv func(string) string) ([]failnext.Endpoint, error) {
-	var endpoints []failnext.Endpoint
-	for _, v := range []struct{ id, name string }{
-		{"primary", "ETH_RPC_PRIMARY_URL"},
-		{"backup", "ETH_RPC_BACKUP_URL"},
-	} {
-		raw := strings.TrimSpace(getenv(v.name))
-		if raw == "" {
-			return nil, fmt.Errorf("%s is not set: give it the provider's HTTP JSON-RPC URL, or run with -dev", v.name)
-		}
-		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(v.id), URL: raw})
-	}
-	return endpoints, nil
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(blocklagprom.NewCollector(monitor))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	slog.Info("metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() { srv.Close() }, nil
 }

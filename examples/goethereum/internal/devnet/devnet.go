@@ -4,12 +4,14 @@
 // JSON-RPC on a free loopback port.
 //
 // The example's tests use it to put real nodes at chosen heights, and the
-// continuous command's -dev mode uses it to run the whole demo without any
-// provider URL.
+// continuous command's -dev mode runs its loop against a [Demo], so that it
+// needs no provider URL. None of this belongs in a program that talks to
+// real providers.
 package devnet
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -93,4 +95,46 @@ func (n *Node) Stop() {
 		n.stack.Close()
 		n.stack = nil
 	}
+}
+
+// The demo's two chains: the primary seals a block every PrimaryPeriod and
+// soon falls behind the backup, which seals one every BackupPeriod.
+const (
+	PrimaryPeriod = 4 * time.Second
+	BackupPeriod  = 1 * time.Second
+)
+
+// Demo is what -dev runs against: a slow primary, a fast backup, and a timer
+// that stops the backup.
+type Demo struct {
+	Primary, Backup *Node
+	timer           *time.Timer
+}
+
+// StartDemo starts both chains, logs where they listen, and stops the
+// backup after stopBackupAfter, logging that too.
+func StartDemo(stopBackupAfter time.Duration) (*Demo, error) {
+	primary, err := Start(PrimaryPeriod)
+	if err != nil {
+		return nil, err
+	}
+	backup, err := Start(BackupPeriod)
+	if err != nil {
+		primary.Stop()
+		return nil, err
+	}
+	slog.Info("dev: primary node started", "url", primary.URL, "block_every", PrimaryPeriod)
+	slog.Info("dev: backup node started", "url", backup.URL, "block_every", BackupPeriod, "stops_in", stopBackupAfter)
+	timer := time.AfterFunc(stopBackupAfter, func() {
+		slog.Info("dev: stopping the backup node")
+		backup.Stop()
+	})
+	return &Demo{Primary: primary, Backup: backup, timer: timer}, nil
+}
+
+// Stop stops both chains, and the timer if it has not fired yet.
+func (d *Demo) Stop() {
+	d.timer.Stop()
+	d.Backup.Stop()
+	d.Primary.Stop()
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/yermakovsa/failnext"
+	blocklag "github.com/yermakovsa/failnext-blocklag"
+)
+
+// heightOf reads a node's height straight from it, without blocklag.
+func heightOf(t *testing.T, url string) uint64 {
+	t.Helper()
+	c, err := ethclient.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.BlockNumber(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// blocklag judges go-ethereum's own JSON-RPC server right: its probe is an
+// answer go-ethereum accepts, and the heights it reads are the nodes' own.
+func TestBlocklagJudgesGoEthereumNodes(t *testing.T) {
+	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)
+	if l, f := heightOf(t, lagging.URL), heightOf(t, fresh.URL); l != 5 || f != 20 {
+		t.Fatalf("dev nodes at %d and %d, want 5 and 20", l, f)
+	}
+	endpoints := []failnext.Endpoint{{ID: "lagging", URL: lagging.URL}, {ID: "fresh", URL: fresh.URL}}
+	for _, tt := range []struct {
+		maxLag        uint64
+		laggingIsUsed bool
+	}{{3, false}, {15, true}} {
+		m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: tt.maxLag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Check(context.Background()); err != nil {
+			t.Fatalf("MaxLag %d: Check: %v", tt.maxLag, err)
+		}
+		st := m.Status()
+		if l := endpoint(st, "lagging"); l.Height != 5 || l.Lag != 15 || l.Eligible != tt.laggingIsUsed || !m.Eligible("fresh") {
+			t.Errorf("MaxLag %d: lagging %+v, fresh eligible %v; want height 5, lag 15, eligible %v, and fresh eligible",
+				tt.maxLag, l, m.Eligible("fresh"), tt.laggingIsUsed)
+		}
+	}
+}
