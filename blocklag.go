@@ -213,22 +213,29 @@ func (m *Monitor) Check(ctx context.Context) error {
 }
 
 // probeAll runs one probe per endpoint, all at once, and waits for them.
-// Each goroutine writes only its own element of the result.
+// Each probe writes only its own element of the result. The last one runs
+// on the calling goroutine, which would otherwise only wait: a Check of one
+// provider then starts no goroutine, and costs what a plain request does.
 func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	outcomes := make([]outcome, len(m.endpoints))
+	probe := func(i int) {
+		ep := m.endpoints[i]
+		o := m.probe(ctx, ep, m.chainID != 0 && !m.confirmed[i])
+		if o.err != nil {
+			o.err = &ProbeError{Endpoint: ep.id, Err: o.err}
+		}
+		outcomes[i] = o
+	}
+	last := len(m.endpoints) - 1
 	var wg sync.WaitGroup
-	for i, ep := range m.endpoints {
-		askChain := m.chainID != 0 && !m.confirmed[i]
+	for i := range last {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o := m.probe(ctx, ep, askChain)
-			if o.err != nil {
-				o.err = &ProbeError{Endpoint: ep.id, Err: o.err}
-			}
-			outcomes[i] = o
+			probe(i)
 		}()
 	}
+	probe(last)
 	wg.Wait()
 	return outcomes
 }
