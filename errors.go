@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -57,21 +58,23 @@ func (e *ProbeError) Unwrap() error { return e.Err }
 // text: the first of the Reason constants, in the order they are listed,
 // whose description matches.
 func (e *ProbeError) Reason() Reason {
-	var se *StatusError
-	var re *RPCError
-	var ce *ChainIDError
+	var status *StatusError
+	var rpc *RPCError
 	var ne net.Error
+	hasStatus := errors.As(e.Err, &status)
+	hasRPC := errors.As(e.Err, &rpc)
 	switch {
-	case errors.As(e.Err, &se) && se.StatusCode == 429,
-		errors.As(e.Err, &re) && (re.Code == 429 || re.Code == -32005):
+	case hasStatus && status.StatusCode == http.StatusTooManyRequests,
+		hasRPC && (rpc.Code == 429 || rpc.Code == -32005):
 		return ReasonRateLimited
-	case se != nil && (se.StatusCode == 401 || se.StatusCode == 402 || se.StatusCode == 403):
+	case hasStatus && (status.StatusCode == http.StatusUnauthorized ||
+		status.StatusCode == http.StatusPaymentRequired || status.StatusCode == http.StatusForbidden):
 		return ReasonUnauthorized
-	case se != nil:
+	case hasStatus:
 		return ReasonHTTPStatus
-	case re != nil:
+	case hasRPC:
 		return ReasonRPCError
-	case errors.As(e.Err, &ce):
+	case errors.As(e.Err, new(*ChainIDError)):
 		return ReasonWrongChain
 	case errors.Is(e.Err, ErrBadAnswer):
 		return ReasonBadAnswer
