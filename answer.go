@@ -20,7 +20,7 @@ const maxBody = 4096
 // provider sent only through a refusal. The answer real nodes send is
 // recognised without allocating; judgeStrictly decides every other answer,
 // and is the definition of what is accepted.
-func judge(body []byte) (uint64, error) {
+func judge(body []byte) (uint64, *refusal) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
 	}
@@ -65,7 +65,7 @@ func compactHeight(body []byte) (uint64, bool) {
 // judgeStrictly is judge without the shortcut for the common answer: it
 // decodes any body as JSON and checks every rule, so its verdict, and its
 // error when it refuses, are judge's.
-func judgeStrictly(body []byte) (uint64, error) {
+func judgeStrictly(body []byte) (uint64, *refusal) {
 	if len(body) > maxBody {
 		return 0, refuse(fmt.Sprintf("answer larger than %d bytes", maxBody))
 	}
@@ -97,7 +97,7 @@ func judgeStrictly(body []byte) (uint64, error) {
 // decodeObject requires body to be exactly one JSON object, optionally
 // surrounded by white space, with no member named twice, and returns its
 // members undecoded.
-func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+func decodeObject(body []byte) (map[string]json.RawMessage, *refusal) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, refuse("answer is not a JSON object")
@@ -129,7 +129,7 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 
 // rpcError describes a JSON-RPC error member, keeping its code and message.
 // One without both, or with a code that is not an int, is malformed.
-func rpcError(raw json.RawMessage) error {
+func rpcError(raw json.RawMessage) *refusal {
 	var e struct {
 		Code    *int    `json:"code"`
 		Message *string `json:"message"`
@@ -143,20 +143,21 @@ func rpcError(raw json.RawMessage) error {
 // parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
 // then lowercase hex digits without leading zeros, "0x0" for zero, at most
 // 16 digits so that the value fits in a uint64.
-func parseQuantity(s string) (uint64, error) {
+func parseQuantity(s string) (uint64, *refusal) {
 	digits, ok := strings.CutPrefix(s, "0x")
 	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
 		strings.Trim(digits, "0123456789abcdef") != "" {
 		return 0, refuse("result %s is not a canonical hex quantity", s)
 	}
-	return strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
+	height, _ := strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
+	return height, nil
 }
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
 // refuseMember is refuse for a member's undecoded JSON text, which it shows
 // as "missing" when the member is absent.
-func refuseMember(format string, raw json.RawMessage) error {
+func refuseMember(format string, raw json.RawMessage) *refusal {
 	if raw == nil {
 		return refuse(fmt.Sprintf(format, "missing"))
 	}
@@ -167,6 +168,8 @@ func refuseMember(format string, raw json.RawMessage) error {
 // whose %s verbs show values the provider sent. It keeps the values raw
 // until the message is rendered, so that every endpoint's secrets, which a
 // provider may echo back, can be masked in them before they are clipped.
+// It is no error itself: resolve makes the one a probe reports, so no
+// value can reach a message unmasked.
 type refusal struct {
 	format string   // one %s for each value; without values, the whole message
 	values []string // as the provider sent them
@@ -175,9 +178,9 @@ type refusal struct {
 	code   int      // the JSON-RPC error's code, when rpc is set
 }
 
-func refuse(format string, values ...string) error { return &refusal{format: format, values: values} }
-
-func (r *refusal) Error() string { return r.resolve(nil).Error() }
+func refuse(format string, values ...string) *refusal {
+	return &refusal{format: format, values: values}
+}
 
 // resolve renders r with the secrets in s masked, as the error a probe
 // reports: an *RPCError for a JSON-RPC error object, and otherwise an error

@@ -80,23 +80,22 @@ var judgeCases = []struct {
 func TestJudge(t *testing.T) {
 	for _, tt := range judgeCases {
 		t.Run(tt.name, func(t *testing.T) {
-			height, err := judge([]byte(tt.body))
+			height, refused := judge([]byte(tt.body))
 			if tt.want == "" {
-				if err != nil || height != tt.height {
-					t.Fatalf("judge = %d, %v; want %d accepted", height, err, tt.height)
+				if refused != nil || height != tt.height {
+					t.Fatalf("judge = %d, %v; want %d accepted", height, refused, tt.height)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("judge = %d, %v; want an error saying %q", height, err, tt.want)
-			}
-			r, ok := err.(*refusal)
-			if !ok {
-				t.Fatalf("judge failed with a %T, want a *refusal", err)
+			if refused == nil {
+				t.Fatalf("judge accepted %d; want an error saying %q", height, tt.want)
 			}
 			// A JSON-RPC error object is the provider's own answer; any
 			// other refusal is an answer that breaks the rules.
-			resolved := r.resolve(nil)
+			resolved := refused.resolve(nil)
+			if !strings.Contains(resolved.Error(), tt.want) {
+				t.Fatalf("judge's error is %v; want it to say %q", resolved, tt.want)
+			}
 			var rpc *RPCError
 			if wantRPC := strings.HasPrefix(tt.want, "RPC error -"); errors.As(resolved, &rpc) != wantRPC || errors.Is(resolved, ErrBadAnswer) == wantRPC {
 				t.Errorf("judge's error %v is an RPCError: %v, matches ErrBadAnswer: %v; want it to be exactly one, an RPCError: %v",
@@ -163,8 +162,8 @@ func TestCompactAnswerShortcut(t *testing.T) {
 func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n")
 	allocs := testing.AllocsPerRun(100, func() {
-		if height, err := judge(body); err != nil || height != 0x1521a3f {
-			t.Fatalf("judge = %d, %v", height, err)
+		if height, refused := judge(body); refused != nil || height != 0x1521a3f {
+			t.Fatalf("judge = %d, %v", height, refused)
 		}
 	})
 	if allocs != 0 {

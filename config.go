@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -148,8 +149,15 @@ func checkURL(raw string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, errors.New("URL has no host: it must look like https://host/ or http://host:port/")
 	}
+	// Some Go releases accept these hosts; each is checked here so that New
+	// says the same under all of them.
 	if !strings.HasPrefix(u.Host, "[") && strings.Contains(u.Hostname(), ":") {
-		return nil, errMultipleColons // some Go releases accept it, as url.Parse does for other schemes
+		return nil, errMultipleColons
+	}
+	if strings.HasPrefix(u.Host, "[") {
+		if ip, err := netip.ParseAddr(u.Hostname()); err != nil || !ip.Is6() {
+			return nil, errNotIPv6
+		}
 	}
 	if strings.HasSuffix(u.Host, ":") {
 		return nil, errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
@@ -187,7 +195,7 @@ func parseProblem(rest string, parseErr error) error {
 	}
 	var escape url.EscapeError
 	if errors.As(parseErr, &escape) {
-		return errors.New("URL holds an invalid percent-escape: each '%' must be followed by two hex digits (write a literal '%' as %25)")
+		return errors.New("URL holds an invalid percent-escape: each '%' must be followed by two hex digits (write a literal '%' as %25), and a host name takes none")
 	}
 	authority, _, _ := strings.Cut(rest, "?")
 	authority, _, _ = strings.Cut(authority, "/")
@@ -227,7 +235,7 @@ func parseProblem(rest string, parseErr error) error {
 		return errors.New("URL port is not a number from 1 to 65535")
 	}
 	if strings.HasPrefix(hostport, "[") {
-		return errors.New("URL host in brackets is not an IPv6 address")
+		return errNotIPv6
 	}
 	if strings.Contains(host, ":") {
 		return errMultipleColons
@@ -238,6 +246,8 @@ func parseProblem(rest string, parseErr error) error {
 	}
 	return errors.New("URL does not parse")
 }
+
+var errNotIPv6 = errors.New("URL host in brackets is not an IPv6 address")
 
 var errMultipleColons = errors.New("URL host holds more than one ':': an IPv6 address must be in brackets, as in http://[::1]:8545")
 

@@ -30,7 +30,7 @@ type outcome struct {
 // its chain ID at the same time, both under one ProbeTimeout. A chain ID
 // failure or mismatch fails the probe whatever the height answer was, since
 // a height from another chain means nothing here. Errors describe the
-// failure without the provider's URL; Check wraps them in a *ProbeError.
+// failure without the provider's URL; probeAll wraps them in a *ProbeError.
 func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -94,35 +94,42 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return 0, m.sendError(ctx, ep, err)
+		return 0, m.sendError(ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return 0, &StatusError{StatusCode: resp.StatusCode}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err == nil && len(body) <= maxBody && resp.ContentLength > 0 && int64(len(body)) < resp.ContentLength {
+	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
+		if n > resp.ContentLength {
+			// Only a custom Base can hand over more than it stated:
+			// http.Transport stops at the length.
+			return 0, &badAnswer{msg: fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength)}
+		}
 		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
 	}
 	if err != nil {
-		return 0, m.sendError(ctx, ep, fmt.Errorf("reading answer: %w", err))
+		return 0, m.sendError(ctx, fmt.Errorf("reading answer: %w", err))
 	}
-	if len(body) <= maxBody && resp.ContentLength > 0 && int64(len(body)) > resp.ContentLength {
-		// Only a custom Base can hand over more than it stated:
-		// http.Transport stops at the length.
-		return 0, &badAnswer{msg: fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength)}
-	}
-	height, err := judge(body)
-	if err != nil {
-		return 0, err.(*refusal).resolve(m.secrets) // judge fails only with refusals
+	height, refused := judge(body)
+	if refused != nil {
+		return 0, refused.resolve(m.secrets)
 	}
 	return height, nil
 }
 
-// sendError explains why sending a request to ep or reading its answer
+// statesLength reports whether resp states the length of its body. A
+// ContentLength of 0 says so only with a Content-Length header beside it:
+// a Base that builds its answers in memory often leaves the field unset.
+func statesLength(resp *http.Response) bool {
+	return resp.ContentLength > 0 || resp.ContentLength == 0 && resp.Header.Get("Content-Length") != ""
+}
+
+// sendError explains why sending a request or reading its answer
 // failed: the probe's own timeout when that is what ended it, and otherwise
 // transportError's fixed copy of err, with every endpoint's secrets masked.
-func (m *Monitor) sendError(ctx context.Context, ep endpoint, err error) error {
+func (m *Monitor) sendError(ctx context.Context, err error) error {
 	if context.Cause(ctx) == errProbeTimeout {
 		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
 	}

@@ -310,7 +310,7 @@ func TestRefusalMasksSecrets(t *testing.T) {
 	const secret = "/v3/keySECRETtail"
 	tests := []struct {
 		name    string
-		refusal error
+		refusal *refusal
 	}{
 		{"a value the clip cuts short", refuse("RPC error %s", strings.Repeat("x", maxQuoted-len(secret)+1)+secret)}, // the clip cuts off "l"
 		{"JSON with escaped slashes", refuseMember("RPC error %s", []byte(`"bad key \/v3\/keySECRETtail"`))},
@@ -319,7 +319,7 @@ func TestRefusalMasksSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.refusal.(*refusal).resolve(secretsOf(secret)).Error()
+			got := tt.refusal.resolve(secretsOf(secret)).Error()
 			if strings.Contains(got, "ECRET") || !strings.Contains(got, "[reda") {
 				t.Errorf("render = %q, want the secret masked", got)
 			}

@@ -64,7 +64,7 @@ func TestProviderTextCannotForgeLogLines(t *testing.T) {
 					}
 				}
 				body := strings.Replace(p.body, "X", inject, -1)
-				_, err := judge([]byte(body))
+				_, err := judged([]byte(body))
 				if err == nil {
 					t.Fatalf("the answer %q was accepted", body)
 				}
