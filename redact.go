@@ -3,6 +3,7 @@ package blocklag
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -257,12 +258,15 @@ func (s *secrets) holds(text string) bool {
 // u. Providers put API keys in the userinfo, the path and the query, and
 // echo them back whole or on their own, so the forms are: the user name,
 // the password and the whole userinfo; the base64 of "user:password" that
-// a Basic Authorization header carries; the path (unless it is "/") and
-// each of its segments; the query, and each value in it, split at both '&'
-// and ';'. Each comes raw, as written in the URL, and decoded or escaped
-// as net/http and url.Values show it; and each of those also as Go's %q
-// quotes it, which is how *url.Error prints a URL. Forms may be empty or
-// repeat one another.
+// a Basic Authorization header carries, with and without its padding; the
+// path (unless it is "/") and each of its segments; the query, and each
+// value in it, split at both '&' and ';'. Each comes raw, as written in
+// the URL, and decoded or escaped as net/http and url.Values show it; and
+// each of those also as Go's %q quotes it, which is how *url.Error prints
+// a URL, and as a JSON string holds it, from Go's encoder (which escapes
+// '&', '<' and '>') or one that also escapes '/'. The whole userinfo and
+// path come along with their parts so that an echo of either is masked as
+// one stretch. Forms may be empty or repeat one another.
 //
 // The price of this is that a short secret part is masked wherever it
 // appears: with the path /v3/KEY, the text "v3" is hidden in every message
@@ -272,6 +276,7 @@ func secretForms(u *url.URL) []string {
 	if u.User != nil {
 		name := u.User.Username()
 		password, hasPassword := u.User.Password()
+		basic := base64.StdEncoding.EncodeToString([]byte(name + ":" + password))
 		userinfo := name
 		if hasPassword {
 			userinfo += ":" + password
@@ -281,8 +286,8 @@ func secretForms(u *url.URL) []string {
 			password, strings.TrimPrefix(url.UserPassword("", password).String(), ":"),
 			userinfo, u.User.String(),
 			// http.Client sends this in Authorization whether or not
-			// the URL has a password.
-			base64.StdEncoding.EncodeToString([]byte(name+":"+password)))
+			// the URL has a password; an echo may drop its padding.
+			basic, strings.TrimRight(basic, "="))
 	}
 	if u.Path != "/" {
 		escaped := u.EscapedPath()
@@ -310,10 +315,12 @@ func secretForms(u *url.URL) []string {
 			forms = append(forms, decoded, url.QueryEscape(decoded))
 		}
 	}
-	unquoted := forms // the loop appends to forms, not to this
-	for _, f := range unquoted {
+	plain := forms // the loop appends to forms, not to this
+	for _, f := range plain {
 		quoted := strconv.Quote(f)
-		forms = append(forms, quoted[1:len(quoted)-1])
+		js, _ := json.Marshal(f) // a string always marshals
+		inJSON := string(js[1 : len(js)-1])
+		forms = append(forms, quoted[1:len(quoted)-1], inJSON, strings.ReplaceAll(inJSON, "/", `\/`))
 	}
 	return forms
 }
