@@ -202,18 +202,6 @@ func (r *refusal) resolve(s *secrets) error {
 	return &badAnswer{msg: fmt.Sprintf(r.format, shown...)}
 }
 
-// quoted is what quote shows between its quotes, with "..." inside them
-// when text was clipped: an RPCError's Message.
-func quoted(text string) string {
-	text, cut := clip(text, maxQuoted)
-	q := strconv.Quote(text)
-	q = q[1 : len(q)-1]
-	if cut {
-		q += "..."
-	}
-	return q
-}
-
 // badAnswer is an answer that breaks the rules a probe checks, said in
 // words that are already safe to show.
 type badAnswer struct{ msg string }

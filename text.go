@@ -29,13 +29,19 @@ const maxTransportText = 300
 
 // quote shows a value that a provider sent: clipped to maxQuoted bytes, in
 // Go's double-quoted form, which escapes exactly the runes that
-// strconv.IsPrint rejects and any invalid byte.
-func quote(text string) string {
+// strconv.IsPrint rejects and any invalid byte, with "..." before the
+// closing quote when it was clipped.
+func quote(text string) string { return `"` + quoted(text) + `"` }
+
+// quoted is quote without its quotes: what an RPCError's Message holds.
+func quoted(text string) string {
 	text, cut := clip(text, maxQuoted)
+	q := strconv.Quote(text)
+	q = q[1 : len(q)-1]
 	if cut {
-		return strconv.Quote(text) + "..."
+		q += "..."
 	}
-	return strconv.Quote(text)
+	return q
 }
 
 // printable shows a transport error's text unquoted, escaping the same runes
@@ -52,10 +58,11 @@ func escape(text string) string {
 	if showable(text) {
 		return text
 	}
-	return escapeWithin(text, 4*len(text)) // no escape is over four bytes per byte it stands for
+	return escapeWithin(text, -1)
 }
 
-// escapeWithin escapes text as printable does, within limit bytes.
+// escapeWithin escapes text as printable does, within limit bytes, or
+// whole when limit is negative.
 func escapeWithin(text string, limit int) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {
@@ -69,7 +76,7 @@ func escapeWithin(text string, limit int) string {
 			q := strconv.QuoteRune(r)
 			shown = q[1 : len(q)-1]
 		}
-		if b.Len()+len(shown) > limit {
+		if limit >= 0 && b.Len()+len(shown) > limit {
 			b.WriteString("...")
 			break
 		}

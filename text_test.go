@@ -89,8 +89,8 @@ func TestQuote(t *testing.T) {
 	}{
 		{"short text is quoted whole", "abc", `"abc"`},
 		{"hostile runes are escaped", "a\nb\x1bc\u0085d\u202ee\xff", `"a\nb\x1bc\u0085d\u202ee\xff"`},
-		{"long text is clipped", strings.Repeat("a", maxQuoted+50), `"` + strings.Repeat("a", maxQuoted) + `"...`},
-		{"a multi-byte character is not cut", strings.Repeat("a", maxQuoted-1) + "é" + "tail", `"` + strings.Repeat("a", maxQuoted-1) + `"...`},
+		{"long text is clipped", strings.Repeat("a", maxQuoted+50), `"` + strings.Repeat("a", maxQuoted) + `..."`},
+		{"a multi-byte character is not cut", strings.Repeat("a", maxQuoted-1) + "é" + "tail", `"` + strings.Repeat("a", maxQuoted-1) + `..."`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
