@@ -41,8 +41,9 @@ type ProbeError struct {
 	Err error
 }
 
-// Error escapes what the text of a hand-built Err would show unsafely;
-// the texts that Check builds need no escaping.
+// Error reads `blocklag: endpoint "ID": ` and then Err's text. In a
+// ProbeError built by hand, any rune of that text that is not safe to show
+// is escaped too.
 func (e *ProbeError) Error() string {
 	var reason string
 	if e.Err != nil {
@@ -116,6 +117,8 @@ type CheckError struct {
 	probes int
 }
 
+// Error reads, for example, `blocklag: 1 of 2 probes failed, verdicts
+// published: ` and then each ProbeError's message, separated by "; ".
 func (e *CheckError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, ", len(e.Errors), max(e.probes, len(e.Errors)))
@@ -151,6 +154,7 @@ type StatusError struct {
 	StatusCode int
 }
 
+// Error reads "HTTP status 429".
 func (e *StatusError) Error() string { return "HTTP status " + strconv.Itoa(e.StatusCode) }
 
 // RPCError reports that a provider answered with a JSON-RPC error object.
@@ -161,12 +165,12 @@ type RPCError struct {
 	// Message is the provider's message exactly as the ProbeError's text
 	// shows it between quotes: with every endpoint's secrets masked, every
 	// rune that strconv.IsPrint rejects escaped as Go quotes it, and clipped
-	// to 100 bytes, in which case it ends in "...".
+	// to 100 bytes of the provider's text, in which case it ends in "...".
 	Message string
 }
 
-// Error shows Message between quotes as it is, since it is already escaped;
-// it escapes only what a hand-built Message would show unsafely.
+// Error reads `RPC error -32005: "limit exceeded"`. Message is already
+// escaped; only in an RPCError built by hand is anything escaped again.
 func (e *RPCError) Error() string {
 	return "RPC error " + strconv.Itoa(e.Code) + `: "` + escape(e.Message) + `"`
 }
@@ -181,6 +185,7 @@ type ChainIDError struct {
 	Got, Want uint64
 }
 
+// Error reads "chain ID 11155111 (0xaa36a7), want 1".
 func (e *ChainIDError) Error() string {
 	return fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want)
 }
