@@ -23,8 +23,7 @@ type Status struct {
 	// Checked is when the Check that published this snapshot finished
 	// probing; zero while fail-open. A Check that publishes nothing (every
 	// probe failed, or its context ended) leaves it as it was, so its age
-	// tells how stale the verdicts are: alert when it grows past a few check
-	// intervals.
+	// tells how stale the verdicts are.
 	Checked time.Time
 
 	// Reference is the height that lag was measured from: the highest
@@ -47,9 +46,8 @@ type Status struct {
 	// endpoint that set the reference fails, another one climbing toward
 	// the height it had reached.
 	//
-	// It never changes a verdict, and some chains make no blocks while
-	// idle: alert when it falls far behind Checked if yours should not
-	// stand still.
+	// It never changes a verdict: some chains make no blocks while idle,
+	// so whether the chain has stalled is for the reader to judge.
 	Advanced time.Time
 
 	// Endpoints has one entry per configured endpoint, in configured order.
