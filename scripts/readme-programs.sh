@@ -6,18 +6,61 @@
 # README's prose takes as given (monitor and endpoints from the Quick start,
 # and ctx, a Check's context). A fragment made only of declarations goes at
 # the file's top level; any other goes inside a function. A compile error
-# names the README's own line. Run from anywhere; it writes nothing into the
-# tree and cleans up after itself.
-# blocklagprom/README.md's blocks are built the same way at the end, against
-# the blocklagprom module.
+# names the README's own line. blocklagprom/README.md's blocks are built the
+# same way, against the blocklagprom module. Run from anywhere; it writes
+# nothing into the tree and cleans up after itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # A module of their own outside the tree, which takes blocklag and failnext
 # from this checkout as this module does.
 root=$(pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# build README DIR writes each ```go block of README into a package of its
+# own below DIR, as the rules above say, using $prelude, and builds them
+# all in the module at DIR.
+build() {
+	local readme=$1 dir=$2
+	awk -v dir="$dir" -v readme="$readme" '
+		/^```go$/ { inside = 1; start = NR + 1; body = ""; statements = 0; next }
+		/^```$/ && inside {
+			inside = 0
+			pkg = sprintf("%s/line%d", dir, start)
+			system("mkdir -p " pkg)
+			file = pkg "/main.go"
+			directive = sprintf("//line %s:%d\n", readme, start)
+			if (body ~ /^package main\n/)
+				printf "%s%s", directive, body > file
+			else if (statements)
+				printf "%s\nfunc _() {\n%s%s}\n", ENVIRON["prelude"], directive, body > file
+			else
+				printf "%s\n%s%s", ENVIRON["prelude"], directive, body > file
+			close(file)
+			next
+		}
+		inside {
+			body = body $0 "\n"
+			# A line at the left margin that is not a declaration, a
+			# comment or a closing bracket makes the block a list of
+			# statements.
+			if ($0 ~ /^[^ \t\/)}]/ && $0 !~ /^(func|type|var|const|package|import)[ (]/)
+				statements = 1
+		}
+	' "$readme"
+	local blocks
+	blocks=$(find "$dir" -name main.go | wc -l)
+	if [ "$blocks" -eq 0 ]; then
+		echo "$readme has no Go block"
+		exit 1
+	fi
+	(cd "$dir" && go build -o /dev/null ./...)
+	echo "$readme: $blocks Go block(s) build"
+}
+
+dir=$tmp/root
+mkdir "$dir"
 cat > "$dir/go.mod" <<EOF
 module readmeprograms
 
@@ -64,49 +107,17 @@ var _ = []any{json.Marshal, errors.New, fmt.Sprint, io.EOF, log.Printf, slog.Inf
 	http.DefaultTransport, os.Exit, strings.Cut, time.Now, failnext.New, blocklag.New}
 '
 
-awk -v dir="$dir" '
-	/^```go$/ { inside = 1; start = NR + 1; body = ""; statements = 0; next }
-	/^```$/ && inside {
-		inside = 0
-		pkg = sprintf("%s/line%d", dir, start)
-		system("mkdir -p " pkg)
-		file = pkg "/main.go"
-		directive = sprintf("//line README.md:%d\n", start)
-		if (body ~ /^package main\n/)
-			printf "%s%s", directive, body > file
-		else if (statements)
-			printf "%s\nfunc _() {\n%s%s}\n", ENVIRON["prelude"], directive, body > file
-		else
-			printf "%s\n%s%s", ENVIRON["prelude"], directive, body > file
-		close(file)
-		next
-	}
-	inside {
-		body = body $0 "\n"
-		# A line at the left margin that is not a declaration, a comment or
-		# a closing bracket makes the block a list of statements.
-		if ($0 ~ /^[^ \t\/)}]/ && $0 !~ /^(func|type|var|const|package|import)[ (]/)
-			statements = 1
-	}
-' README.md
-
-blocks=$(find "$dir" -name main.go | wc -l)
-if [ "$blocks" -eq 0 ]; then
-	echo "README.md has no Go block"
-	exit 1
-fi
-(cd "$dir" && go build -o /dev/null ./...)
-echo "README.md: $blocks Go block(s) build"
+build README.md "$dir"
 
 # blocklagprom/README.md, by the same rules, against the blocklagprom
 # module: its fragments build in a module of their own that shares a
 # workspace with blocklagprom, so they see the packages, the versions and
 # the go.sum that blocklagprom itself builds with. Its prose takes monitor,
 # a registry reg and ctx as given.
-promdir="$dir/blocklagprom"
-mkdir "$promdir"
-printf 'module readmeprograms/blocklagprom\n\ngo 1.24\n' > "$promdir/go.mod"
-printf 'go 1.24\n\nuse (\n\t.\n\t%s\n)\n' "$root/blocklagprom" > "$promdir/go.work"
+dir=$tmp/blocklagprom
+mkdir "$dir"
+printf 'module readmeprograms/blocklagprom\n\ngo 1.24\n' > "$dir/go.mod"
+printf 'go 1.24\n\nuse (\n\t.\n\t%s\n)\n' "$root/blocklagprom" > "$dir/go.work"
 export prelude='package fragment
 
 import (
@@ -134,34 +145,4 @@ var _ = []any{errors.New, fmt.Sprint, log.Printf, http.DefaultTransport, time.No
 	promhttp.HandlerFor, failnext.New, blocklag.New, blocklagprom.NewCollector}
 '
 
-awk -v dir="$promdir" '
-	/^```go$/ { inside = 1; start = NR + 1; body = ""; statements = 0; next }
-	/^```$/ && inside {
-		inside = 0
-		pkg = sprintf("%s/line%d", dir, start)
-		system("mkdir -p " pkg)
-		file = pkg "/main.go"
-		directive = sprintf("//line blocklagprom/README.md:%d\n", start)
-		if (body ~ /^package main\n/)
-			printf "%s%s", directive, body > file
-		else if (statements)
-			printf "%s\nfunc _() {\n%s%s}\n", ENVIRON["prelude"], directive, body > file
-		else
-			printf "%s\n%s%s", ENVIRON["prelude"], directive, body > file
-		close(file)
-		next
-	}
-	inside {
-		body = body $0 "\n"
-		if ($0 ~ /^[^ \t\/)}]/ && $0 !~ /^(func|type|var|const|package|import)[ (]/)
-			statements = 1
-	}
-' blocklagprom/README.md
-
-blocks=$(find "$promdir" -name main.go | wc -l)
-if [ "$blocks" -eq 0 ]; then
-	echo "blocklagprom/README.md has no Go block"
-	exit 1
-fi
-(cd "$promdir" && GOWORK="$promdir/go.work" go build -o /dev/null ./...)
-echo "blocklagprom/README.md: $blocks Go block(s) build"
+GOWORK="$dir/go.work" build blocklagprom/README.md "$dir"
