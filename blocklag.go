@@ -26,9 +26,7 @@
 // broken.
 //
 // The caller decides when to Check, and a snapshot stays in force until a
-// later Check publishes another. Every goroutine that blocklag starts ends
-// before Check returns; what the transport behind [Config.Base] does with
-// its connections afterwards is its own (see there).
+// later Check publishes another: nothing of blocklag's runs between Checks.
 package blocklag
 
 import (
