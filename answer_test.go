@@ -60,6 +60,7 @@ var judgeCases = []struct {
 	{name: "refuses an RPC error", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, want: `RPC error -32005: "limit exceeded"`},
 	{name: "refuses an RPC error together with a result", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","error":{"code":-32000,"message":"header not found"}}`, want: `RPC error -32000: "header not found"`},
 	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error "\"nope\""`},
+	{name: "refuses an error member whose code is not a number", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, want: `RPC error "{\"code\":\"x\"}"`},
 	{name: "refuses an RPC error whose message holds control characters", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"a\u001b[2Jb\r\nforged"}}`, want: "RPC error -1: "},
 
 	{name: "refuses a missing result", body: `{"jsonrpc":"2.0","id":1}`, want: "no result"},
@@ -77,7 +78,7 @@ var judgeCases = []struct {
 	{name: "refuses a result of 17 hex digits", body: `{"jsonrpc":"2.0","id":1,"result":"0x10000000000000000"}`, want: "canonical"},
 }
 
-func TestJudge(t *testing.T) {
+func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
 	for _, tt := range judgeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			height, refused := judge([]byte(tt.body))
@@ -91,15 +92,20 @@ func TestJudge(t *testing.T) {
 				t.Fatalf("judge accepted %d; want an error saying %q", height, tt.want)
 			}
 			// A JSON-RPC error object is the provider's own answer; any
-			// other refusal is an answer that breaks the rules.
+			// other refusal is an answer that breaks the rules, which code
+			// sees as ErrBadAnswer and its Reason.
 			resolved := refused.resolve(nil)
 			if !strings.Contains(resolved.Error(), tt.want) {
 				t.Fatalf("judge's error is %v; want it to say %q", resolved, tt.want)
 			}
 			var rpc *RPCError
-			if wantRPC := strings.HasPrefix(tt.want, "RPC error -"); errors.As(resolved, &rpc) != wantRPC || errors.Is(resolved, ErrBadAnswer) == wantRPC {
+			wantRPC := strings.HasPrefix(tt.want, "RPC error -")
+			if errors.As(resolved, &rpc) != wantRPC || errors.Is(resolved, ErrBadAnswer) == wantRPC {
 				t.Errorf("judge's error %v is an RPCError: %v, matches ErrBadAnswer: %v; want it to be exactly one, an RPCError: %v",
 					resolved, rpc != nil, errors.Is(resolved, ErrBadAnswer), wantRPC)
+			}
+			if reason := (&ProbeError{Endpoint: "a", Err: resolved}).Reason(); !wantRPC && reason != ReasonBadAnswer {
+				t.Errorf("judge's error %v has the Reason %q, want %q", resolved, reason, ReasonBadAnswer)
 			}
 		})
 	}
@@ -148,7 +154,7 @@ var compactCases = []struct {
 	{"an empty body is left to the full parser", "", false, 0},
 }
 
-func TestCompactAnswerShortcut(t *testing.T) {
+func TestCompactShortcutRecognisesOnlyTheCompactForm(t *testing.T) {
 	for _, tt := range compactCases {
 		t.Run(tt.name, func(t *testing.T) {
 			if height, recognised := compactHeight([]byte(tt.body)); recognised != tt.recognised || height != tt.height {

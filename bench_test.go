@@ -123,9 +123,10 @@ func BenchmarkCheckWall(b *testing.B) {
 	const delay = 20 * time.Millisecond
 	var pairs []string
 	for i := range 16 {
-		p := newServer(b, func(w http.ResponseWriter, r *http.Request) {
+		p := newProvider(b, 100)
+		p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
 			<-time.After(delay) // the provider's own latency, not synchronisation
-			respond(b, w, r, 100)
+			io.WriteString(w, answer(100))
 		})
 		pairs = append(pairs, fmt.Sprint("p", i), p.URL)
 	}

@@ -3,6 +3,8 @@ package blocklag
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"runtime"
@@ -16,7 +18,7 @@ import (
 
 // Eligible answers for configured IDs only: each is eligible until the
 // first Check publishes, then as that Check judged it. It allocates nothing.
-func TestEligible(t *testing.T) {
+func TestEligibleAnswersForConfiguredIDsOnly(t *testing.T) {
 	m := mustNew(t, Config{Endpoints: named("a", newProvider(t, 5).URL, "b", "http://127.0.0.1:1")})
 	wantEligible(t, m, verdicts{"a": true, "b": true, "c": false, "": false})
 	check(m) // publishes, with b's probe failed
@@ -26,7 +28,7 @@ func TestEligible(t *testing.T) {
 	}
 }
 
-func TestMonitorNotMadeByNew(t *testing.T) {
+func TestMonitorNotMadeByNewDoesNotPanic(t *testing.T) {
 	for name, m := range map[string]*Monitor{"a nil Monitor": nil, "a zero Monitor": {}} {
 		t.Run(name, func(t *testing.T) {
 			if err := m.Check(context.Background()); err == nil {
@@ -43,7 +45,7 @@ func TestMonitorNotMadeByNew(t *testing.T) {
 // While a Check's probes are in flight they all run at once, Eligible and
 // Status answer from the snapshot in force without waiting for them, and
 // Check returns only once every probe has finished.
-func TestCheckInFlight(t *testing.T) {
+func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
 	var finished atomic.Int32
 	started := make(chan struct{}, 3)
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -75,9 +77,9 @@ func TestCheckInFlight(t *testing.T) {
 	}
 }
 
-func TestPublication(t *testing.T) {
-	good, lagging := newProvider(t, 100), newProvider(t, 90)
-	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+func TestCheckPublishesWhenAnyProbeSucceeds(t *testing.T) {
+	good, lagging, broken := newProvider(t, 100), newProvider(t, 90), newProvider(t, 100)
+	broken.on("eth_blockNumber", reply(http.StatusInternalServerError, ""))
 
 	t.Run("all succeed: nil error and a new snapshot, in which a provider that caught up is eligible again", func(t *testing.T) {
 		m := mustNew(t, Config{Endpoints: named("good", good.URL, "lagging", lagging.URL), MaxLag: 3})
@@ -138,7 +140,7 @@ func TestCancelledCheckKeepsSnapshot(t *testing.T) {
 		} else {
 			defer close(goodDone)
 		}
-		return answerResponse(r, height), nil
+		return response(r, http.StatusOK, answer(height), -1), nil
 	})
 	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
 	err := checkKeeping(t, m, ctx)
@@ -180,7 +182,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	g.arrived <- struct{}{}
 	select {
 	case <-g.opened:
-		return answerResponse(r, 1), nil
+		return response(r, http.StatusOK, answer(1), -1), nil
 	case <-r.Context().Done():
 		return nil, r.Context().Err()
 	}
@@ -261,8 +263,8 @@ func TestChecksAreSerialized(t *testing.T) {
 // No goroutine, timer or TTL outlives New or Check. The probes go through
 // a Base that answers in memory, so that no connection goroutine, which
 // ends on its own schedule, is counted.
-func TestNoBackgroundWork(t *testing.T) {
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) { return answerResponse(r, 1), nil })
+func TestNothingRunsOnAfterNewOrCheckReturns(t *testing.T) {
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) { return response(r, http.StatusOK, answer(1), -1), nil })
 	before := runtime.NumGoroutine()
 	m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example"), Base: base})
 	if n := runtime.NumGoroutine(); n > before {
@@ -284,19 +286,22 @@ func TestNoBackgroundWork(t *testing.T) {
 	}
 }
 
-func TestSharedURLJudgedPerEndpoint(t *testing.T) {
-	var calls atomic.Int32
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			respond(t, w, r, 1)
+// Two endpoints with one URL are each probed and judged on their own: the
+// provider answers the first probe it gets and fails the second.
+func TestEndpointsSharingAURLAreJudgedApart(t *testing.T) {
+	p := newProvider(t, 1)
+	var answered atomic.Bool
+	p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+		if answered.CompareAndSwap(false, true) {
+			io.WriteString(w, answer(1))
 			return
 		}
 		w.WriteHeader(http.StatusInternalServerError)
 	})
-	m := mustNew(t, Config{Endpoints: named("x", srv.URL, "y", srv.URL)})
+	m := mustNew(t, Config{Endpoints: named("x", p.URL, "y", p.URL)})
 	errs := probeErrors(t, check(m))
-	if calls.Load() != 2 || len(errs) != 1 {
-		t.Fatalf("%d probes and %d errors, want 2 and 1", calls.Load(), len(errs))
+	if p.total() != 2 || len(errs) != 1 {
+		t.Fatalf("%d probes and %d errors, want 2 and 1", p.total(), len(errs))
 	}
 	for _, id := range []failnext.EndpointID{"x", "y"} {
 		if m.Eligible(id) != (errs[id] == nil) {
@@ -305,37 +310,107 @@ func TestSharedURLJudgedPerEndpoint(t *testing.T) {
 	}
 }
 
-// Eligible and Status may be called while Checks keep publishing: readers
-// call both without pause while "a" and "b" take turns being 10 blocks
-// behind, so that every Check publishes a snapshot different from the last,
-// and each Check's verdicts are then read back. What readers see cannot be
-// checked from outside beyond what -race already checks: that publication
-// and reads do not race.
-func TestReadsWhileChecksPublish(t *testing.T) {
+// Eligible and Status may be called while Checks keep publishing. "a" and
+// "b" take turns being 10 blocks behind, so that every Check publishes a
+// snapshot unlike the last, and Check i is stamped i seconds after the
+// first, so that each snapshot tells which Check made it. Two readers read
+// without pause, and every Status they read must be one snapshot whole:
+// the fail-open one, or one Check's, in which the endpoint that was behind
+// in that Check has lag 10 and is ineligible and the other has lag 0 and is
+// eligible. Eligible, called between two reads of one snapshot, must
+// answer from that snapshot, and no reader may see an older snapshot after
+// a newer one. Each reader goes on until it has read the last Check's
+// snapshot.
+func TestReadsWhileChecksPublishSeeOneSnapshotWhole(t *testing.T) {
+	const checks = 500
 	providers := []*provider{newProvider(t, 100), newProvider(t, 100)}
 	ids := []failnext.EndpointID{"a", "b"}
 	m := mustNew(t, Config{Endpoints: named("a", providers[0].URL, "b", providers[1].URL), MaxLag: 3})
+	first := clockAt("10:00:00")
+	last := first.Add((checks - 1) * time.Second)
+	turn := 0 // the Check in progress; Check reads the clock on the goroutine that calls it
+	m.now = func() time.Time { return first.Add(time.Duration(turn) * time.Second) }
+
+	// wrong says how st is not one snapshot whole, or "" when it is.
+	wrong := func(st Status) string {
+		if len(st.Endpoints) != 2 {
+			return "a Status without both endpoints"
+		}
+		if st.Checked.IsZero() {
+			for _, e := range st.Endpoints {
+				if !e.Eligible || e.Height != 0 || e.Lag != 0 || e.Err != nil {
+					return "a fail-open Status with " + string(e.ID) + " measured"
+				}
+			}
+			return ""
+		}
+		i := int(st.Checked.Sub(first) / time.Second)
+		if i < 0 || i >= checks || st.Reference != 100 {
+			return "a Status that no Check published"
+		}
+		for j, e := range st.Endpoints {
+			behind := j == i%2
+			if e.ID != ids[j] || e.Eligible == behind || e.Err != nil ||
+				behind && (e.Height != 90 || e.Lag != 10) || !behind && (e.Height != 100 || e.Lag != 0) {
+				return fmt.Sprintf("%s is not as Check %d left it", e.ID, i)
+			}
+		}
+		return ""
+	}
+
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	readLast := make(chan struct{}, 2) // each reader's word that it has read the last snapshot, or given up
 	defer wg.Wait()
 	defer stop.Store(true) // also when a Check fails, so no reader outlives the test
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			told := false
+			defer func() {
+				if !told {
+					readLast <- struct{}{}
+				}
+			}()
+			var newest time.Time
 			for !stop.Load() {
-				m.Eligible("a")
-				m.Status()
+				before := m.Status()
+				a, b := m.Eligible("a"), m.Eligible("b")
+				after := m.Status()
+				for _, st := range []Status{before, after} {
+					if msg := wrong(st); msg != "" {
+						t.Errorf("a reader read %s: %+v", msg, st)
+						return
+					}
+				}
+				if before.Checked.Before(newest) || after.Checked.Before(before.Checked) {
+					t.Errorf("a reader read the Check of %s after that of %s", hms(after.Checked), hms(newest))
+					return
+				}
+				newest = after.Checked
+				if before.Checked.Equal(after.Checked) && (a != before.Endpoints[0].Eligible || b != before.Endpoints[1].Eligible) {
+					t.Errorf("Eligible answered a %v, b %v within the snapshot %+v", a, b, before)
+					return
+				}
+				if !told && after.Checked.Equal(last) {
+					told = true
+					readLast <- struct{}{}
+				}
 				runtime.Gosched() // leave the Checks some processor time
 			}
 		}()
 	}
-	for i := range 50 {
+	for i := range checks {
+		turn = i
 		behind, ahead := i%2, 1-i%2
 		providers[behind].height.Store(90)
 		providers[ahead].height.Store(100)
 		if err := check(m); err != nil || m.Eligible(ids[behind]) || !m.Eligible(ids[ahead]) {
 			t.Fatalf("check %d: %v; published %+v", i, err, m.Status())
 		}
+	}
+	for range 2 {
+		<-readLast
 	}
 }

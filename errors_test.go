@@ -2,10 +2,8 @@ package blocklag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -13,16 +11,15 @@ import (
 	"time"
 )
 
-// rpcAnswer is a JSON-RPC error answer with this code and message.
-func rpcAnswer(code int, message string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":%q}}`, code, message)
-}
-
-// failureCase is one way a probe fails, and how code must see it.
+// failureCase is one way a probe fails, and how code must see it. Other
+// failures have tables of their own, which check the same: HTTP statuses
+// in TestStatusOtherThanOKFailsProbeOnce, the length and size of a body in
+// TestAnswerMustBeAsLongAsItsContentLengthSays, a transport's errors in
+// TestStandInsKeepStandardErrors, and each answer rule in
+// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule.
 type failureCase struct {
 	name         string
-	status       int    // the provider's HTTP status; 0 means 200
-	body         string // what the provider answers eth_blockNumber with
+	body         string // what the provider answers eth_blockNumber with; "" is its own answer
 	chainAnswer  string // with chainStatus, what it answers eth_chainId with; "" sets no ChainID
 	chainStatus  int
 	base         func(*http.Request) (*http.Response, error) // set: the Base, instead of a provider
@@ -54,50 +51,19 @@ func chainIs(got, want uint64) func(error) bool {
 }
 
 var failures = []failureCase{
-	{name: "HTTP 429 is rate limited", status: 429, reason: ReasonRateLimited, as: statusIs(429)},
-	{name: "RPC code -32005 is rate limited", body: rpcAnswer(-32005, "daily request count exceeded"), reason: ReasonRateLimited, as: rpcIs(-32005, "daily request count exceeded")},
-	{name: "RPC code 429 is rate limited", body: rpcAnswer(429, "too many requests"), reason: ReasonRateLimited, as: rpcIs(429, "too many requests")},
-	{name: "HTTP 401 is unauthorized", status: 401, reason: ReasonUnauthorized, as: statusIs(401)},
-	{name: "HTTP 402 is unauthorized", status: 402, reason: ReasonUnauthorized, as: statusIs(402)},
-	{name: "HTTP 403 is unauthorized", status: 403, reason: ReasonUnauthorized, as: statusIs(403)},
-	{name: "a redirect is an HTTP status", status: 301, reason: ReasonHTTPStatus, as: statusIs(301)},
-	{name: "HTTP 201 is an HTTP status", status: 201, reason: ReasonHTTPStatus, as: statusIs(201)},
-	{name: "HTTP 404 is an HTTP status", status: 404, reason: ReasonHTTPStatus, as: statusIs(404)},
-	{name: "HTTP 500 is an HTTP status", status: 500, reason: ReasonHTTPStatus, as: statusIs(500)},
-	{name: "HTTP 503 is an HTTP status", status: 503, reason: ReasonHTTPStatus, as: statusIs(503)},
-	{name: "RPC code -32000 is an RPC error, whatever its message says", body: rpcAnswer(-32000, "rate limit exceeded"), reason: ReasonRPCError, as: rpcIs(-32000, "rate limit exceeded")},
-	{name: "RPC code -32601 is an RPC error", body: rpcAnswer(-32601, "method not found"), reason: ReasonRPCError, as: rpcIs(-32601, "method not found")},
-	{name: "another chain is the wrong chain", chainAnswer: `{"jsonrpc":"2.0","id":1,"result":"0xaa36a7"}`, reason: ReasonWrongChain, as: chainIs(11155111, 1)},
-	{name: "a rate-limited chain ID request is rate limited", chainAnswer: valid, chainStatus: 429, reason: ReasonRateLimited, as: statusIs(429)},
-	{name: "an RPC error to the chain ID request is an RPC error", chainAnswer: rpcAnswer(-32601, "no such method"), reason: ReasonRPCError, as: rpcIs(-32601, "no such method")},
+	{name: "RPC code -32005 is rate limited", body: rpcErrorAnswer(-32005, "daily request count exceeded"), reason: ReasonRateLimited, as: rpcIs(-32005, "daily request count exceeded")},
+	{name: "RPC code 429 is rate limited", body: rpcErrorAnswer(429, "too many requests"), reason: ReasonRateLimited, as: rpcIs(429, "too many requests")},
+	{name: "RPC code -32000 is an RPC error, whatever its message says", body: rpcErrorAnswer(-32000, "rate limit exceeded"), reason: ReasonRPCError, as: rpcIs(-32000, "rate limit exceeded")},
+	{name: "RPC code -32601 is an RPC error", body: rpcErrorAnswer(-32601, "method not found"), reason: ReasonRPCError, as: rpcIs(-32601, "method not found")},
+	{name: "another chain is the wrong chain", chainAnswer: answer(11155111), reason: ReasonWrongChain, as: chainIs(11155111, 1)},
+	{name: "a rate-limited chain ID request is rate limited", chainAnswer: answer(1), chainStatus: 429, reason: ReasonRateLimited, as: statusIs(429)},
+	{name: "an RPC error to the chain ID request is an RPC error", chainAnswer: rpcErrorAnswer(-32601, "no such method"), reason: ReasonRPCError, as: rpcIs(-32601, "no such method")},
 	{name: "a bad chain ID answer is a bad answer", chainAnswer: `{"jsonrpc":"2.0","id":1,"result":"0x01"}`, reason: ReasonBadAnswer, is: ErrBadAnswer},
 	{name: "a body that is not JSON is a bad answer", body: "<html>", reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a wrong jsonrpc is a bad answer", body: `{"jsonrpc":"1.0","id":1,"result":"0x64"}`, reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a wrong id is a bad answer", body: `{"jsonrpc":"2.0","id":2,"result":"0x64"}`, reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a missing result is a bad answer", body: `{"jsonrpc":"2.0","id":1}`, reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a result that is not a canonical quantity is a bad answer", body: `{"jsonrpc":"2.0","id":1,"result":"0x064"}`, reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a malformed error member is a bad answer", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "an answer over 4096 bytes is a bad answer", body: valid + strings.Repeat(" ", maxBody), reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a body longer than its Content-Length is a bad answer", base: func(r *http.Request) (*http.Response, error) {
-		resp := answerResponse(r, 100)
-		resp.ContentLength = 10
-		return resp, nil
-	}, reason: ReasonBadAnswer, is: ErrBadAnswer},
-	{name: "a body shorter than its Content-Length is a transport failure", base: func(r *http.Request) (*http.Response, error) {
-		resp := answerResponse(r, 100)
-		resp.ContentLength = 1000
-		return resp, nil
-	}, reason: ReasonTransport, is: io.ErrUnexpectedEOF},
 	{name: "a ProbeTimeout is a timeout", base: func(r *http.Request) (*http.Response, error) {
 		<-r.Context().Done()
 		return nil, r.Context().Err()
 	}, probeTimeout: time.Millisecond, reason: ReasonTimeout, is: context.DeadlineExceeded},
-	{name: "a net.Error timeout from Base is a timeout", base: func(*http.Request) (*http.Response, error) {
-		return nil, &net.OpError{Op: "read", Net: "tcp", Err: fakeNetError{timeout: true}}
-	}, reason: ReasonTimeout, as: func(err error) bool {
-		var ne net.Error
-		return errors.As(err, &ne) && ne.Timeout()
-	}},
 	{name: "a Base's own error is a transport failure", base: func(*http.Request) (*http.Response, error) {
 		return nil, errors.New("circuit open")
 	}, reason: ReasonTransport},
@@ -105,7 +71,7 @@ var failures = []failureCase{
 
 // Every failure reaches code as a type, through errors.As on Check's error,
 // and its Reason comes from codes alone.
-func TestFailureKinds(t *testing.T) {
+func TestEveryFailureReachesCodeAsATypeWithItsReason(t *testing.T) {
 	for _, f := range failures {
 		t.Run(f.name, func(t *testing.T) {
 			pe, err := f.probe(t)
@@ -134,23 +100,15 @@ func (f failureCase) probe(t *testing.T) (*ProbeError, error) {
 		cfg.Endpoints = named("a", "http://a.example/v3/KEY")
 		cfg.Base = roundTripFunc(f.base)
 	} else {
-		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-			req := readRequest(t, r)
-			status, body := f.status, f.body
-			if req.Method == "eth_chainId" {
-				status, body = f.chainStatus, f.chainAnswer
-			} else if body == "" {
-				body = answer(json.RawMessage("1"), 100)
-			}
-			if status != 0 {
-				w.WriteHeader(status)
-			}
-			io.WriteString(w, body)
-		})
-		cfg.Endpoints = named("a", srv.URL)
+		p := newProvider(t, 100)
+		if f.body != "" {
+			p.on("eth_blockNumber", reply(0, f.body))
+		}
 		if f.chainAnswer != "" {
+			p.on("eth_chainId", reply(f.chainStatus, f.chainAnswer))
 			cfg.ChainID = 1
 		}
+		cfg.Endpoints = named("a", p.URL)
 	}
 	return probeOne(t, cfg)
 }
@@ -169,8 +127,10 @@ func probeOne(t *testing.T, cfg Config) (*ProbeError, error) {
 
 // Reason looks through any wrapping, of the ProbeError's Err and around the
 // ProbeError itself, and a hand-built ProbeError is classified like one that
-// Check made.
-func TestReasonOfHandBuiltErrors(t *testing.T) {
+// Check made. An Err that matches two kinds at once gets the one listed
+// first: rate_limited, unauthorized, http_status, rpc_error, wrong_chain,
+// bad_answer, timeout, and transport for anything else.
+func TestReasonFollowsTheListedOrderInHandBuiltErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
@@ -183,6 +143,16 @@ func TestReasonOfHandBuiltErrors(t *testing.T) {
 		{"a wrapped deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), ReasonTimeout},
 		{"a net.Error that is not a timeout", &net.OpError{Op: "dial", Err: errors.New("refused")}, ReasonTransport},
 		{"no error at all", nil, ReasonTransport},
+
+		{"a rate-limiting RPC code beside another status", errors.Join(&StatusError{StatusCode: 503}, &RPCError{Code: -32005}), ReasonRateLimited},
+		{"a rate-limiting RPC code beside a refusing status", errors.Join(&StatusError{StatusCode: 403}, &RPCError{Code: 429}), ReasonRateLimited},
+		{"HTTP 429 beside a deadline", errors.Join(&StatusError{StatusCode: 429}, context.DeadlineExceeded), ReasonRateLimited},
+		{"a refusing status beside another RPC error", errors.Join(&StatusError{StatusCode: 401}, &RPCError{Code: -32000}), ReasonUnauthorized},
+		{"another status beside another RPC error", errors.Join(&StatusError{StatusCode: 500}, &RPCError{Code: -32000}), ReasonHTTPStatus},
+		{"an RPC error beside a chain ID error", errors.Join(&RPCError{Code: -32601}, &ChainIDError{Got: 5, Want: 1}), ReasonRPCError},
+		{"a chain ID error beside ErrBadAnswer", errors.Join(&ChainIDError{}, ErrBadAnswer), ReasonWrongChain},
+		{"ErrBadAnswer beside a deadline", errors.Join(ErrBadAnswer, context.DeadlineExceeded), ReasonBadAnswer},
+		{"ErrBadAnswer beside a net.Error that timed out", errors.Join(ErrBadAnswer, fakeNetError{timeout: true}), ReasonBadAnswer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" gives "+string(tt.want), func(t *testing.T) {
@@ -200,10 +170,10 @@ func TestReasonOfHandBuiltErrors(t *testing.T) {
 
 // Check's error is one line that counts the failures and says whether the
 // verdicts were published, with each ProbeError in configured order.
-func TestCheckError(t *testing.T) {
-	down := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
-	limited := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) })
-	up := newProvider(t, 100)
+func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
+	down, limited, up := newProvider(t, 100), newProvider(t, 100), newProvider(t, 100)
+	down.on("eth_blockNumber", reply(503, ""))
+	limited.on("eth_blockNumber", reply(429, ""))
 	tests := []struct {
 		name      string
 		endpoints []string
@@ -272,8 +242,9 @@ func TestRPCErrorMessageIsWhatTheMessageShows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, rpcAnswer(-32000, tt.message)) })
-			pe, _ := probeOne(t, Config{Endpoints: named("a", srv.URL+"/v3/SECRETKEY")})
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32000, tt.message)))
+			pe, _ := probeOne(t, Config{Endpoints: named("a", p.URL+"/v3/SECRETKEY")})
 			var re *RPCError
 			if !errors.As(pe, &re) || re.Message != tt.want {
 				t.Fatalf("RPCError %+v, want Message %q", re, tt.want)

@@ -55,11 +55,12 @@ func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 	return n, ok
 }
 
-// FuzzJudge feeds the judge arbitrary bodies, seeded from TestJudge's
-// table. It must never panic; a rejection's message, as Check reports it,
-// holds no control character; whenever it accepts, the independent judge
-// agrees on the verdict and the height, which it reads only from a result
-// in canonical form. Run longer with:
+// FuzzJudge feeds the judge arbitrary bodies, seeded from the table of
+// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule. It must never panic; a
+// rejection's message, as Check reports it, holds no control character;
+// whenever it accepts, the independent judge agrees on the verdict and the
+// height, which it reads only from a result in canonical form. Run longer
+// with:
 // go test -run '^$' -fuzz FuzzJudge -fuzztime 5m -parallel 1
 func FuzzJudge(f *testing.F) {
 	for _, c := range judgeCases {
@@ -85,10 +86,12 @@ func FuzzJudge(f *testing.F) {
 }
 
 // FuzzCompactHeight checks the shortcut for the common answer against the
-// full parser, seeded from the tables of TestCompactAnswerShortcut and
-// TestJudge: whatever compactHeight recognises, judgeStrictly accepts with
-// the same height, and judge always answers exactly as judgeStrictly does,
-// error messages included. Run longer with:
+// full parser, seeded from the tables of
+// TestCompactShortcutRecognisesOnlyTheCompactForm and
+// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule: whatever compactHeight
+// recognises, judgeStrictly accepts with the same height, and judge always
+// answers exactly as judgeStrictly does, error messages included. Run
+// longer with:
 // go test -run '^$' -fuzz FuzzCompactHeight -fuzztime 5m -parallel 1
 func FuzzCompactHeight(f *testing.F) {
 	for _, c := range compactCases {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,45 +25,141 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// rpcRequest is the part of a probe's JSON-RPC request that providers use.
-type rpcRequest struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
+// The two requests a probe sends, written out here rather than taken from
+// the code under test.
+const (
+	heightRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+	chainRequest  = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+)
 
-// readRequest decodes a probe's body. It reports to t, not the handler's
-// caller, so a malformed probe fails the test.
-func readRequest(t testing.TB, r *http.Request) rpcRequest {
+// readRequest reads a request that a provider or a Base was handed and
+// returns its JSON-RPC method. Every request blocklag sends is a POST with
+// JSON headers that asks for no compression, and its body is exactly one of
+// the two requests above; any other fails t (not the handler's caller, so
+// that a malformed request fails the test) and gives "".
+func readRequest(t testing.TB, r *http.Request) string {
 	t.Helper()
-	var req rpcRequest
 	b, err := io.ReadAll(r.Body)
-	if err == nil {
-		err = json.Unmarshal(b, &req)
+	switch {
+	case err != nil:
+		t.Errorf("reading a request: %v", err)
+	case r.Method != http.MethodPost:
+		t.Errorf("method %s, want POST", r.Method)
+	case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
+		t.Errorf("headers %v lack the JSON content type or accept", r.Header)
+	case r.Header.Get("Accept-Encoding") != "identity":
+		t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent", r.Header.Get("Accept-Encoding"))
+	case string(b) == heightRequest:
+		return "eth_blockNumber"
+	case string(b) == chainRequest:
+		return "eth_chainId"
+	default:
+		t.Errorf("unexpected request body %q", b)
 	}
-	if err != nil {
-		t.Errorf("provider got an unreadable request %q: %v", b, err)
-	}
-	return req
+	return ""
 }
 
-// provider is a loopback JSON-RPC node that answers eth_blockNumber with its
-// current height, echoing the request's id.
+// provider is the fake JSON-RPC node on loopback that the tests share. It
+// answers eth_blockNumber with its height and eth_chainId with its chain
+// result, unless a test has set a handler of its own for the method, and it
+// counts the requests of each method and the request URIs it was sent to.
 type provider struct {
 	*httptest.Server
+	t      testing.TB
 	height atomic.Uint64
-	hits   atomic.Int32
+
+	mu       sync.Mutex
+	chainRes string // eth_chainId's result as JSON text
+	handlers map[string]http.HandlerFunc
+	calls    map[string]int
+	uris     map[string]int
 }
 
+// newProvider starts a provider at height that serves chain 1 and is closed
+// when the test ends.
 func newProvider(t testing.TB, height uint64) *provider {
 	t.Helper()
-	p := &provider{}
+	p := &provider{t: t, chainRes: `"0x1"`, handlers: map[string]http.HandlerFunc{}, calls: map[string]int{}, uris: map[string]int{}}
 	p.height.Store(height)
-	p.Server = newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		p.hits.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		respond(t, w, r, p.height.Load())
-	})
+	p.Server = newServer(t, p.serve)
 	return p
+}
+
+// serve reads, checks and counts a request, and answers it.
+func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
+	method := readRequest(p.t, r)
+	p.mu.Lock()
+	p.calls[method]++
+	p.uris[r.URL.RequestURI()]++
+	h, chainRes := p.handlers[method], p.chainRes
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case h != nil:
+		h(w, r)
+	case method == "eth_blockNumber":
+		io.WriteString(w, answer(p.height.Load()))
+	case method == "eth_chainId":
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":`+chainRes+`}`)
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+// serveChain sets the result, as JSON text, of every eth_chainId answer
+// from now on.
+func (p *provider) serveChain(result string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chainRes = result
+}
+
+// on makes h answer every request for method from now on, after the
+// provider has read and counted it; a nil h restores the provider's own
+// answer.
+func (p *provider) on(method string, h http.HandlerFunc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h == nil {
+		delete(p.handlers, method)
+		return
+	}
+	p.handlers[method] = h
+}
+
+// count returns how many requests for method the provider has received.
+func (p *provider) count(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[method]
+}
+
+// total returns how many requests the provider has received.
+func (p *provider) total() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.calls {
+		n += c
+	}
+	return n
+}
+
+// requestURIs returns how many requests went to each request URI.
+func (p *provider) requestURIs() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.uris)
+}
+
+// reply is a handler that answers with status (0 means 200) and body.
+func reply(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if status != 0 {
+			w.WriteHeader(status)
+		}
+		io.WriteString(w, body)
+	}
 }
 
 // newServer starts an httptest server that is closed when the test ends.
@@ -73,27 +170,78 @@ func newServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	return srv
 }
 
-// answer is a valid eth_blockNumber answer to the request with this id.
-func answer(id json.RawMessage, height uint64) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"0x%x"}`, id, height)
+// answer is a valid answer reporting height, to eth_blockNumber (or, as a
+// chain ID, to eth_chainId).
+func answer(height uint64) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"result":"0x%x"}`, height)
 }
 
-// respond reads a probe and writes a valid answer reporting height.
-func respond(t testing.TB, w http.ResponseWriter, r *http.Request, height uint64) {
-	t.Helper()
-	io.WriteString(w, answer(readRequest(t, r).ID, height))
+// rpcErrorAnswer is a JSON-RPC error answer with this code and message,
+// which encoding/json escapes as JSON requires.
+func rpcErrorAnswer(code int, message string) string {
+	quoted, _ := json.Marshal(message) // a string always marshals
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":%s}}`, code, quoted)
 }
 
-// answerResponse is a valid answer reporting height, as a Base that stands
-// in for the network returns it.
-func answerResponse(r *http.Request, height uint64) *http.Response {
-	return answerBody(r, answer(json.RawMessage("1"), height))
+// response is an answer to r with this status and body, stating length as
+// its ContentLength (-1 for unknown), as a Base that stands in for the
+// network returns it. Its Header is empty: a test that states a
+// Content-Length header sets it.
+func response(r *http.Request, status int, body string, length int64) *http.Response {
+	return &http.Response{
+		StatusCode:    status,
+		Header:        http.Header{},
+		ContentLength: length,
+		Body:          io.NopCloser(strings.NewReader(body)),
+		Request:       r,
+	}
 }
 
-// answerBody is a 200 answer to r with the given body, as a Base that stands
-// in for the network returns it.
-func answerBody(r *http.Request, body string) *http.Response {
-	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: r}
+// recorder is a Base over http.DefaultTransport that counts the requests
+// it is handed, the response bodies it has handed out and not seen closed,
+// and the calls to its CloseIdleConnections. When height is set, it
+// answers every eth_blockNumber request itself, at that height, so that
+// only the other requests reach the providers.
+type recorder struct {
+	height                   uint64
+	requests, open, closings atomic.Int32
+}
+
+func (b *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	b.requests.Add(1)
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var resp *http.Response
+	if b.height != 0 && string(body) == heightRequest {
+		resp = response(r, http.StatusOK, answer(b.height), -1)
+	} else {
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if resp, err = http.DefaultTransport.RoundTrip(r); err != nil {
+			return nil, err
+		}
+	}
+	b.open.Add(1)
+	resp.Body = &countedBody{ReadCloser: resp.Body, open: &b.open}
+	return resp, nil
+}
+
+func (b *recorder) CloseIdleConnections() { b.closings.Add(1) }
+
+// countedBody takes itself off its recorder's count of open bodies when
+// it is first closed.
+type countedBody struct {
+	io.ReadCloser
+	once sync.Once
+	open *atomic.Int32
+}
+
+func (c *countedBody) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.ReadCloser.Close()
 }
 
 // huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB, from
@@ -143,24 +291,28 @@ func named(pairs ...string) []failnext.Endpoint {
 	return eps
 }
 
-// probeErrors collects the *ProbeError values joined in err, by endpoint.
+// probeErrors collects the ProbeErrors of err, Check's error, by endpoint:
+// none when err is nil. Any other error than a *CheckError fails t.
 func probeErrors(t *testing.T, err error) map[failnext.EndpointID]*ProbeError {
 	t.Helper()
 	out := map[failnext.EndpointID]*ProbeError{}
-	joined, ok := err.(interface{ Unwrap() []error })
-	if err == nil || !ok {
+	if err == nil {
 		return out
 	}
-	for _, e := range joined.Unwrap() {
-		var pe *ProbeError
-		if !errors.As(e, &pe) {
-			t.Errorf("Check returned a non-ProbeError %T: %v", e, e)
-			continue
-		}
-		if out[pe.Endpoint] != nil {
+	var ce *CheckError
+	if !errors.As(err, &ce) {
+		t.Errorf("Check = %v (%T), want a *CheckError", err, err)
+		return out
+	}
+	for _, pe := range ce.Errors {
+		switch {
+		case pe == nil:
+			t.Errorf("a nil ProbeError in %v", err)
+		case out[pe.Endpoint] != nil:
 			t.Errorf("two errors for endpoint %q", pe.Endpoint)
+		default:
+			out[pe.Endpoint] = pe
 		}
-		out[pe.Endpoint] = pe
 	}
 	return out
 }
@@ -196,22 +348,11 @@ func hasControl(s string) bool {
 }
 
 // withSecrets adds a secret to each part of rawURL that providers use for
-// API keys: its userinfo, path and query.
+// API keys: its userinfo, path and query. Each secret holds the word SECRET,
+// which survives percent-escaping and Go quoting, so that assertShowsNone
+// finds it in any form.
 func withSecrets(rawURL string) string {
 	return strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1) + "/v3/pathSECRET?apikey=querySECRET"
-}
-
-// assertNoSecret fails t when err, or any error it wraps, shows a secret:
-// whoever unwraps an error may print it too. Every secret in these tests
-// holds the word SECRET, which survives percent-escaping and Go quoting, so
-// finding the word in any form is enough.
-func assertNoSecret(t *testing.T, err error) {
-	t.Helper()
-	eachError(err, func(e error) {
-		if strings.Contains(e.Error(), "SECRET") {
-			t.Errorf("error %q (%T) leaks a secret", e, e)
-		}
-	})
 }
 
 // eachError calls f with err and with every error it wraps, through both

@@ -4,20 +4,19 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // hostileCase is a provider behaviour that only a real HTTP exchange shows.
-// The answer rules themselves are TestJudge's.
+// The answer rules themselves are pinned by
+// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule, and a refused dial by
+// TestRefusedDialKeepsTheErrorNumber.
 type hostileCase struct {
 	name string
 	// target starts the provider and returns its URL, to which secrets are
@@ -27,13 +26,12 @@ type hostileCase struct {
 	want         string // "" means height 100 is read; else part of the ProbeError
 	stalls       bool   // the provider runs out the Check's context
 	maxAlloc     uint64 // when set, what a Check may allocate at most
-	chain        bool   // TestHostileChainIDAnswers shows it to the chain ID request too
+	chain        bool   // it is shown to the chain ID request too
 }
 
 var hostileCases = []hostileCase{
 	{name: "a 301 redirect (which turns a POST into a GET) to the good provider is not followed", target: serving(redirect(301)), want: "HTTP status 301", chain: true},
 	{name: "a 307 redirect (which keeps the POST) to the good provider is not followed", target: serving(redirect(307)), want: "HTTP status 307"},
-	{name: "a refused connection", target: func(*testing.T, string) string { return "http://127.0.0.1:1" }, want: "connection refused"},
 	{name: "TLS to a plain HTTP server", target: plainAsTLS, want: "server gave HTTP response to HTTPS client"},
 	{name: "a connection closed mid-answer", target: serving(hijacked("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\"")), want: "unexpected EOF", chain: true},
 	{name: "a status line of 200 KB with an ESC", target: serving(hijacked("HTTP/1.1 2" + strings.Repeat("0", 200<<10) + "\x1b OK\r\n\r\n")), want: "malformed HTTP status code"},
@@ -60,7 +58,7 @@ var hostileCases = []hostileCase{
 // naming it and the fault, short and on one line, and is ineligible while the
 // good one is eligible; a stalling one leaves the fail-open snapshot; an
 // accepted one is read at exactly the good one's height.
-func TestHostileProviders(t *testing.T) {
+func TestHostileProvidersCannotStallOrFoolACheck(t *testing.T) {
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, false) })
 	}
@@ -72,7 +70,7 @@ func TestHostileProviders(t *testing.T) {
 // gets the same verdict, and a failure says that it was the chain ID
 // request. The providers' answers report 100, which is then the chain ID to
 // confirm.
-func TestHostileChainIDAnswers(t *testing.T) {
+func TestChainIDRequestMeetsHostileProvidersAsTheHeightProbeDoes(t *testing.T) {
 	for _, c := range hostileCases {
 		if c.chain {
 			t.Run(c.name, func(t *testing.T) { c.run(t, true) })
@@ -85,7 +83,7 @@ func TestHostileChainIDAnswers(t *testing.T) {
 // itself.
 func (c hostileCase) run(t *testing.T, onChainID bool) {
 	good := newProvider(t, 100)
-	base := &bodyCounter{}
+	base := &recorder{}
 	cfg := Config{
 		Endpoints:    named("good", good.URL, "hostile", withSecrets(c.target(t, good.URL))),
 		Base:         base,
@@ -93,6 +91,7 @@ func (c hostileCase) run(t *testing.T, onChainID bool) {
 	}
 	if onChainID {
 		cfg.ChainID, base.height = 100, 100
+		good.serveChain(`"0x64"`)
 	}
 	m := mustNew(t, cfg)
 
@@ -118,13 +117,13 @@ func (c hostileCase) run(t *testing.T, onChainID bool) {
 	if c.maxAlloc > 0 && allocated > c.maxAlloc {
 		t.Errorf("a Check allocated %d bytes, want at most %d", allocated, c.maxAlloc)
 	}
-	if good.hits.Load() != 1 {
-		t.Errorf("the good provider got %d requests, want 1 (no redirect followed)", good.hits.Load())
+	if good.total() != 1 {
+		t.Errorf("the good provider got %d requests, want 1 (no redirect followed)", good.total())
 	}
 	if n := base.open.Load(); n != 0 {
 		t.Errorf("Check returned with %d response bodies open", n)
 	}
-	assertNoSecret(t, err)
+	assertShowsNone(t, err)
 
 	switch {
 	case c.stalls:
@@ -154,47 +153,6 @@ func (c hostileCase) run(t *testing.T, onChainID bool) {
 		}
 		wantEligible(t, m, verdicts{"good": true, "hostile": false})
 	}
-}
-
-// bodyCounter is a Base over http.DefaultTransport that counts the response
-// bodies it has handed out and not seen closed. When height is set, it
-// answers every eth_blockNumber request itself, at that height, so that only
-// the other requests reach the providers.
-type bodyCounter struct {
-	open   atomic.Int32
-	height uint64
-}
-
-func (b *bodyCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	body, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	var resp *http.Response
-	if b.height != 0 && bytes.Contains(body, []byte(`"eth_blockNumber"`)) {
-		resp = answerResponse(r, b.height)
-	} else {
-		r = r.Clone(r.Context())
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if resp, err = http.DefaultTransport.RoundTrip(r); err != nil {
-			return nil, err
-		}
-	}
-	b.open.Add(1)
-	resp.Body = &countedBody{ReadCloser: resp.Body, open: &b.open}
-	return resp, nil
-}
-
-type countedBody struct {
-	io.ReadCloser
-	once sync.Once
-	open *atomic.Int32
-}
-
-func (c *countedBody) Close() error {
-	c.once.Do(func() { c.open.Add(-1) })
-	return c.ReadCloser.Close()
 }
 
 // serving returns a target that starts a provider with the given handler.
@@ -272,7 +230,8 @@ func dripping(t *testing.T, _ string) http.HandlerFunc {
 func withContentType(contentType string) func(*testing.T, string) http.HandlerFunc {
 	return func(t *testing.T, _ string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			out := answer(readRequest(t, r).ID, 100)
+			readRequest(t, r)
+			out := answer(100)
 			w.Header()["Content-Type"] = nil // stop net/http from sniffing one
 			if contentType != "" {
 				w.Header().Set("Content-Type", contentType)
@@ -286,7 +245,8 @@ func withContentType(contentType string) func(*testing.T, string) http.HandlerFu
 // as Hardhat does.
 func chunked(t *testing.T, _ string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out := answer(readRequest(t, r).ID, 100)
+		readRequest(t, r)
+		out := answer(100)
 		io.WriteString(w, out[:10])
 		w.(http.Flusher).Flush()
 		io.WriteString(w, out[10:])
@@ -300,7 +260,8 @@ func chunked(t *testing.T, _ string) http.HandlerFunc {
 // go-ethereum does, and otherwise sends it plain.
 func gzipped(t *testing.T, _ string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out := answer(readRequest(t, r).ID, 100)
+		readRequest(t, r)
+		out := answer(100)
 		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 			io.WriteString(w, out)
 			return
@@ -315,7 +276,8 @@ func gzipped(t *testing.T, _ string) http.HandlerFunc {
 // gzipUnasked compresses the answer whatever the request asked for.
 func gzipUnasked(t *testing.T, _ string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out := answer(readRequest(t, r).ID, 100)
+		readRequest(t, r)
+		out := answer(100)
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		io.WriteString(zw, out)
@@ -350,7 +312,7 @@ func emptyBlocks(size int) func(*testing.T, string) http.HandlerFunc {
 			// gzip trailer.
 			var buf bytes.Buffer
 			zw := gzip.NewWriter(&buf)
-			io.WriteString(zw, answer(json.RawMessage("1"), 100))
+			io.WriteString(zw, answer(100))
 			zw.Close()
 			w.Write(buf.Bytes()[10:])
 		}

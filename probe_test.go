@@ -2,16 +2,12 @@ package blocklag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"net/http/httptest"
-	"reflect"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -19,90 +15,78 @@ import (
 
 // Every request goes through Config.Base, which is never closed, and is a
 // POST to the URL as configured, with JSON headers and one of two exact
-// bodies; the chain ID request goes out only with ChainID set, and only
-// until the provider has confirmed.
-func TestProbeRequest(t *testing.T) {
-	const (
-		height = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
-		chain  = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
-	)
+// bodies (the provider checks those on every request); the chain ID request
+// goes out only with ChainID set, and only until the provider has
+// confirmed.
+func TestProbesArePostsToTheURLAsConfiguredThroughBase(t *testing.T) {
 	tests := []struct {
 		name    string
 		chainID uint64
-		want    map[string]int // how many times each body is sent over three Checks of two endpoints
+		heights int // height probes sent over three Checks of two endpoints
+		chains  int // chain ID requests sent over those Checks
 	}{
-		{"without ChainID only height probes are sent", 0, map[string]int{height: 6}},
-		{"with ChainID each endpoint is asked its chain once, in the first Check", 1, map[string]int{height: 6, chain: 2}},
+		{"without ChainID only height probes are sent", 0, 6, 0},
+		{"with ChainID each endpoint is asked its chain once, in the first Check", 1, 6, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var mu sync.Mutex
-			sent := map[string]int{}
-			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				switch {
-				case r.Method != http.MethodPost:
-					t.Errorf("method %s, want POST", r.Method)
-				case r.URL.RequestURI() != "/v3/key?apikey=k&x=1":
-					t.Errorf("request URI %s, want the configured one", r.URL.RequestURI())
-				case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
-					t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-				case r.Header.Get("Accept-Encoding") != "identity":
-					t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent", r.Header.Get("Accept-Encoding"))
-				}
-				body, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				sent[string(body)]++
-				mu.Unlock()
-				io.WriteString(w, answer(json.RawMessage("1"), 1)) // height 1, and chain ID 1
-			})
-			url := srv.URL + "/v3/key?apikey=k&x=1"
-			base := &closeCounter{}
+			p := newProvider(t, 1)
+			url := p.URL + "/v3/key?apikey=k&x=1"
+			base := &recorder{}
 			m := mustNew(t, Config{Endpoints: named("a", url, "b", url), ChainID: tt.chainID, Base: base})
 			for range 3 {
 				if err := check(m); err != nil {
 					t.Fatal(err)
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !reflect.DeepEqual(sent, tt.want) {
-				t.Errorf("sent %v, want exactly %v", sent, tt.want)
+			if h, c := p.count("eth_blockNumber"), p.count("eth_chainId"); h != tt.heights || c != tt.chains || p.total() != h+c {
+				t.Errorf("sent %d height probes, %d chain ID requests and %d in all; want %d, %d and no other", h, c, p.total(), tt.heights, tt.chains)
 			}
-			if n := int(base.probes.Load()); n != tt.want[height]+tt.want[chain] || base.closes.Load() != 0 {
-				t.Errorf("Base saw %d requests and %d closes, want all requests and no close", n, base.closes.Load())
+			if uris, want := p.requestURIs(), map[string]int{"/v3/key?apikey=k&x=1": tt.heights + tt.chains}; !maps.Equal(uris, want) {
+				t.Errorf("requests went to %v, want every one to the URL as configured, %v", uris, want)
+			}
+			if n := int(base.requests.Load()); n != tt.heights+tt.chains || base.closings.Load() != 0 {
+				t.Errorf("Base saw %d requests and %d closes, want all requests and no close", n, base.closings.Load())
 			}
 		})
 	}
 }
 
-// closeCounter is a Base that counts requests and calls to
-// CloseIdleConnections.
-type closeCounter struct {
-	probes, closes atomic.Int32
-}
-
-func (c *closeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.probes.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
-
 // Any status but 200 fails the probe, whatever the body holds, and the
-// provider is asked once: a failed probe is not retried.
+// provider is asked once: a failed probe is not retried, and a redirect is
+// not followed. The status reaches code as a *StatusError, and its Reason
+// tells a provider that refused us from one that is broken.
 func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
-	for _, status := range []int{201, 204, 404, 429, 500, 503} {
-		t.Run(fmt.Sprintf("status %d fails after one request", status), func(t *testing.T) {
-			var hits atomic.Int32
-			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				hits.Add(1)
-				w.WriteHeader(status)
-				io.WriteString(w, valid) // not sent with 204, which has no body
-			})
-			m := mustNew(t, Config{Endpoints: named("a", srv.URL)})
-			want := fmt.Sprintf("HTTP status %d", status)
-			if pe := probeErrors(t, check(m))["a"]; pe == nil || pe.Err.Error() != want || hits.Load() != 1 {
-				t.Errorf("probe error %v after %d requests, want %q after 1", pe, hits.Load(), want)
+	tests := []struct {
+		status int
+		reason Reason
+	}{
+		{201, ReasonHTTPStatus},
+		{204, ReasonHTTPStatus},
+		{301, ReasonHTTPStatus},
+		{401, ReasonUnauthorized},
+		{402, ReasonUnauthorized},
+		{403, ReasonUnauthorized},
+		{404, ReasonHTTPStatus},
+		{429, ReasonRateLimited},
+		{500, ReasonHTTPStatus},
+		{503, ReasonHTTPStatus},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("status %d fails after one request as %s", tt.status, tt.reason), func(t *testing.T) {
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", reply(tt.status, valid)) // no body with 204, which has none
+			err := check(mustNew(t, Config{Endpoints: named("a", p.URL)}))
+			want := fmt.Sprintf("HTTP status %d", tt.status)
+			pe := probeErrors(t, err)["a"]
+			if pe == nil || pe.Err.Error() != want || p.total() != 1 {
+				t.Fatalf("probe error %v after %d requests, want %q after 1", pe, p.total(), want)
+			}
+			if got := pe.Reason(); got != tt.reason {
+				t.Errorf("Reason() = %q, want %q", got, tt.reason)
+			}
+			if !statusIs(tt.status)(err) {
+				t.Errorf("errors.As does not find a *StatusError with code %d in %v", tt.status, err)
 			}
 		})
 	}
@@ -110,37 +94,60 @@ func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 
 // An answer is read as long as its Content-Length says, and a Base that
 // hands over a body of another length fails the probe, as one without a
-// length is read up to the limit.
-func TestAnswerLength(t *testing.T) {
+// length is read up to the limit. A ContentLength of 0 states a length only
+// with a Content-Length header beside it: a Base that builds its answers in
+// memory often leaves the field unset. A body longer than its length, or
+// over 4096 bytes whatever its length, is a bad answer; one that ends before
+// its length cannot be told from a cut connection.
+func TestAnswerMustBeAsLongAsItsContentLengthSays(t *testing.T) {
 	const broken = "<a read error>" // at the end of a body, where reading it fails
 	tests := []struct {
 		name   string
-		length int64 // the Content-Length the Base reports
+		length int64  // the ContentLength the Base reports
+		header string // the Content-Length header it sends; "" sends none
 		body   string
 		want   string // "" means height 100 is read; else part of the error
-		kind   error  // what the error matches with errors.Is
+		kind   error  // what Check's error matches with errors.Is, if anything
+		reason Reason
 	}{
-		{"a body as long as it says", int64(len(valid)), valid, "", nil},
-		{"a body without a length", -1, valid, "", nil},
-		{"a body longer than it says", int64(len(valid)), valid + " trailing", "longer than its Content-Length", ErrBadAnswer},
-		{"a body one byte longer than it says", int64(len(valid)) - 1, valid, "longer than its Content-Length", ErrBadAnswer},
-		{"a body one byte shorter than it says", int64(len(valid)) + 1, valid, "unexpected EOF", io.ErrUnexpectedEOF},
-		{"a body far shorter than a length above the limit", 5000, valid, "unexpected EOF", io.ErrUnexpectedEOF},
-		{"a body far shorter than a length of 1 GiB", 1 << 30, valid, "unexpected EOF", io.ErrUnexpectedEOF},
-		{"an empty body with a length", int64(len(valid)), "", "unexpected EOF", io.ErrUnexpectedEOF},
-		{"a read error after as much as it says", int64(len(valid)), valid + broken, "connection reset", nil},
-		{"a length above the limit", maxBody + 1, valid + strings.Repeat(" ", maxBody), "larger than 4096", ErrBadAnswer},
-		{"a body above the limit with a length of 1 GiB", 1 << 30, valid + strings.Repeat(" ", maxBody), "larger than 4096", ErrBadAnswer},
+		{name: "a body as long as it says", length: int64(len(valid)), body: valid},
+		{name: "a body without a length", length: -1, body: valid},
+		{name: "a body whose length is left unset", length: 0, body: valid},
+		{name: "a body longer than it says", length: int64(len(valid)), body: valid + " trailing",
+			want: "longer than its Content-Length", kind: ErrBadAnswer, reason: ReasonBadAnswer},
+		{name: "a body one byte longer than it says", length: int64(len(valid)) - 1, body: valid,
+			want: "longer than its Content-Length", kind: ErrBadAnswer, reason: ReasonBadAnswer},
+		{name: "a body that says, header and all, that it is empty", length: 0, header: "0", body: valid,
+			want: "longer than its Content-Length", kind: ErrBadAnswer, reason: ReasonBadAnswer},
+		{name: "a body one byte shorter than it says", length: int64(len(valid)) + 1, body: valid,
+			want: "unexpected EOF", kind: io.ErrUnexpectedEOF, reason: ReasonTransport},
+		{name: "a body far shorter than a length above the limit", length: 5000, body: valid,
+			want: "unexpected EOF", kind: io.ErrUnexpectedEOF, reason: ReasonTransport},
+		{name: "a body far shorter than a length of 1 GiB", length: 1 << 30, body: valid,
+			want: "unexpected EOF", kind: io.ErrUnexpectedEOF, reason: ReasonTransport},
+		{name: "an empty body with a length", length: int64(len(valid)), body: "",
+			want: "unexpected EOF", kind: io.ErrUnexpectedEOF, reason: ReasonTransport},
+		{name: "a read error after as much as it says", length: int64(len(valid)), body: valid + broken,
+			want: "connection reset", reason: ReasonTransport},
+		{name: "a body above the limit without a length", length: -1, body: valid + strings.Repeat(" ", maxBody),
+			want: "larger than 4096", kind: ErrBadAnswer, reason: ReasonBadAnswer},
+		{name: "a body above the limit and longer than its length", length: maxBody + 1, body: valid + strings.Repeat(" ", maxBody),
+			want: "larger than 4096", kind: ErrBadAnswer, reason: ReasonBadAnswer},
+		{name: "a body above the limit and shorter than its length of 1 GiB", length: 1 << 30, body: valid + strings.Repeat(" ", maxBody),
+			want: "larger than 4096", kind: ErrBadAnswer, reason: ReasonBadAnswer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				text, failing := strings.CutSuffix(tt.body, broken)
-				var body io.Reader = strings.NewReader(text)
+				resp := response(r, http.StatusOK, text, tt.length)
 				if failing {
-					body = io.MultiReader(body, iotest.ErrReader(errors.New("connection reset")))
+					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), iotest.ErrReader(errors.New("connection reset"))))
 				}
-				return &http.Response{StatusCode: http.StatusOK, ContentLength: tt.length, Body: io.NopCloser(body), Header: http.Header{}, Request: r}, nil
+				if tt.header != "" {
+					resp.Header.Set("Content-Length", tt.header)
+				}
+				return resp, nil
 			})
 			m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
 			err := check(m)
@@ -154,62 +161,14 @@ func TestAnswerLength(t *testing.T) {
 			if pe == nil || !strings.Contains(pe.Error(), tt.want) {
 				t.Fatalf("Check = %v, want a ProbeError saying %q", err, tt.want)
 			}
-			if tt.kind != nil && !errors.Is(pe, tt.kind) {
-				t.Errorf("%v does not match %v", pe, tt.kind)
+			if tt.kind != nil && !errors.Is(err, tt.kind) {
+				t.Errorf("%v does not match %v", err, tt.kind)
+			}
+			if got := pe.Reason(); got != tt.reason {
+				t.Errorf("Reason() = %q, want %q", got, tt.reason)
 			}
 		})
 	}
-}
-
-// chainNode is a provider that answers eth_blockNumber with its height and
-// eth_chainId with a result the test sets, and counts the requests of each
-// method.
-type chainNode struct {
-	*httptest.Server
-
-	mu         sync.Mutex
-	result     string // eth_chainId's result as JSON text; "" answers 503
-	heightDown bool   // eth_blockNumber answers 502
-	calls      map[string]int
-}
-
-func newChainNode(t *testing.T, height uint64, result string, heightDown bool) *chainNode {
-	t.Helper()
-	n := &chainNode{result: result, heightDown: heightDown, calls: map[string]int{}}
-	n.Server = newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		method := readRequest(t, r).Method
-		n.mu.Lock()
-		n.calls[method]++
-		result, heightDown := n.result, n.heightDown
-		n.mu.Unlock()
-		switch {
-		case method == "eth_blockNumber" && heightDown:
-			w.WriteHeader(http.StatusBadGateway)
-		case method == "eth_blockNumber":
-			io.WriteString(w, answer(json.RawMessage("1"), height))
-		case method != "eth_chainId":
-			t.Errorf("provider got method %q", method)
-		case result == "":
-			w.WriteHeader(http.StatusServiceUnavailable)
-		default:
-			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":`+result+`}`)
-		}
-	})
-	return n
-}
-
-// confirm makes the node answer both requests right from now on.
-func (n *chainNode) confirm() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.result, n.heightDown = `"0x1"`, false
-}
-
-// count returns how many requests for method the node has received.
-func (n *chainNode) count(method string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.calls[method]
 }
 
 // An endpoint is asked its chain ID in every Check until it answers right,
@@ -221,8 +180,8 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 	tests := []struct {
 		name       string
 		height     uint64 // the endpoint's; the confirmed one is at 100
-		result     string // the chain ID answer in the first two Checks
-		heightDown bool   // the height probe fails in the first two Checks
+		result     string // the chain ID answer in the first two Checks; "" answers HTTP 503
+		heightDown bool   // the height probe answers HTTP 502 in the first two Checks
 		want       string // the probe's error in those Checks
 		confirms   bool   // the first Check already confirms
 	}{
@@ -235,7 +194,15 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, good := newChainNode(t, tt.height, tt.result, tt.heightDown), newChainNode(t, 100, `"0x1"`, false)
+			n, good := newProvider(t, tt.height), newProvider(t, 100)
+			if tt.result == "" {
+				n.on("eth_chainId", reply(http.StatusServiceUnavailable, ""))
+			} else {
+				n.serveChain(tt.result)
+			}
+			if tt.heightDown {
+				n.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
+			}
 			m := mustNew(t, Config{Endpoints: named("n", n.URL, "good", good.URL), ChainID: 1})
 			for i := 1; i <= 2; i++ {
 				errs := probeErrors(t, check(m))
@@ -247,7 +214,9 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 					t.Errorf("Check %d: Status %+v, want reference 100, and n with its error and no height", i, st)
 				}
 			}
-			n.confirm()
+			n.on("eth_chainId", nil)
+			n.on("eth_blockNumber", nil)
+			n.serveChain(`"0x1"`)
 			for i := 3; i <= 4; i++ {
 				if err := check(m); err != nil || !m.Eligible("n") {
 					t.Fatalf("Check %d: %v, eligible %v; want nil and true", i, err, m.Eligible("n"))
@@ -267,23 +236,51 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 	}
 }
 
+// A confirmation of the chain ID is kept even by a Check that publishes
+// nothing: here every endpoint confirms its chain in the first Check while
+// every height probe fails, and the second Check asks none of them again.
+func TestChainIDConfirmedInACheckThatPublishesNothingIsKept(t *testing.T) {
+	a, b := newProvider(t, 100), newProvider(t, 100)
+	for _, p := range []*provider{a, b} {
+		p.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
+	}
+	m := mustNew(t, Config{Endpoints: named("a", a.URL, "b", b.URL), ChainID: 1})
+	var ce *CheckError
+	if err := check(m); !errors.As(err, &ce) || ce.Published || len(ce.Errors) != 2 {
+		t.Fatalf("Check 1 = %v, want every probe failed and nothing published", err)
+	}
+	for _, p := range []*provider{a, b} {
+		p.on("eth_blockNumber", nil)
+	}
+	if err := check(m); err != nil {
+		t.Fatalf("Check 2 = %v, want nil", err)
+	}
+	for id, p := range map[string]*provider{"a": a, "b": b} {
+		if got := p.count("eth_chainId"); got != 1 {
+			t.Errorf("%s was asked its chain ID %d times over two Checks, want once, in the first", id, got)
+		}
+	}
+}
+
 // Each handler holds its answer until the other request of the same probe
 // has arrived, so a Check that sent them one after the other would never
 // finish; the deadline only turns that hang into a failure.
 func TestChainIDRequestRunsAlongsideHeightProbe(t *testing.T) {
+	p := newProvider(t, 1)
 	arrived := map[string]chan struct{}{"eth_blockNumber": make(chan struct{}), "eth_chainId": make(chan struct{})}
 	other := map[string]string{"eth_blockNumber": "eth_chainId", "eth_chainId": "eth_blockNumber"}
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		method := readRequest(t, r).Method
-		close(arrived[method])
-		select {
-		case <-arrived[other[method]]:
-		case <-r.Context().Done():
-			return
-		}
-		io.WriteString(w, answer(json.RawMessage("1"), 1)) // height 1, and chain ID 1
-	})
-	m := mustNew(t, Config{Endpoints: named("n", srv.URL), ChainID: 1})
+	for method := range arrived {
+		p.on(method, func(w http.ResponseWriter, r *http.Request) {
+			close(arrived[method])
+			select {
+			case <-arrived[other[method]]:
+			case <-r.Context().Done():
+				return
+			}
+			io.WriteString(w, answer(1)) // height 1, and chain ID 1
+		})
+	}
+	m := mustNew(t, Config{Endpoints: named("n", p.URL), ChainID: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := m.Check(ctx); err != nil {

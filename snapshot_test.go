@@ -11,7 +11,7 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-func TestReference(t *testing.T) {
+func TestReferenceIsTheKthHighestHeight(t *testing.T) {
 	tests := []struct {
 		name    string
 		heights []uint64
@@ -36,7 +36,7 @@ func TestReference(t *testing.T) {
 	}
 }
 
-func TestNextVerdicts(t *testing.T) {
+func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 	failed := outcome{err: errors.New("down")}
 	at := func(h uint64) outcome { return outcome{height: h} }
 	tests := []struct {

@@ -28,7 +28,7 @@ func assertAgreesWithEligible(t *testing.T, m *Monitor, st Status) {
 }
 
 // A new Monitor shows every endpoint eligible and nothing measured.
-func TestStatusWhileFailOpen(t *testing.T) {
+func TestStatusWhileFailOpenShowsEveryEndpointEligible(t *testing.T) {
 	m := mustNew(t, Config{Endpoints: named("b", "http://127.0.0.1:1", "a", "http://127.0.0.1:1")})
 	want := Status{Endpoints: []EndpointStatus{{ID: "b", Eligible: true}, {ID: "a", Eligible: true}}}
 	if got := m.Status(); !reflect.DeepEqual(got, want) {
@@ -36,9 +36,9 @@ func TestStatusWhileFailOpen(t *testing.T) {
 	}
 }
 
-func TestStatusAfterCheck(t *testing.T) {
-	ahead, within, beyond := newProvider(t, 110), newProvider(t, 108), newProvider(t, 100)
-	broken := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+func TestStatusShowsWhatTheCheckFound(t *testing.T) {
+	ahead, within, beyond, broken := newProvider(t, 110), newProvider(t, 108), newProvider(t, 100), newProvider(t, 100)
+	broken.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
 	m := mustNew(t, Config{
 		Endpoints: named("within", within.URL, "broken", broken.URL, "ahead", ahead.URL, "beyond", beyond.URL),
 		MaxLag:    3,
@@ -99,42 +99,31 @@ const (
 	otherChain int64 = -2 // the provider is at block 1000 of chain 2, so its probe fails while ChainID is 1
 )
 
-// script drives a Monitor whose providers, one per ID, live in memory and
-// report whatever heights the next Check is given, at the time it is given.
+// script drives a Monitor over one provider per ID, each of which reports
+// whatever height the next Check is given, at the time it is given.
 type script struct {
-	m       *Monitor
-	now     time.Time
-	heights map[string]int64 // by host
-	cancel  bool             // the Check's context ends while it probes
-	stop    context.CancelFunc
+	m         *Monitor
+	now       time.Time
+	providers []*provider // in configured order
+	cancel    bool        // the Check's context ends while it probes
+	stop      context.CancelFunc
 }
 
-// newScript makes a Monitor from cfg over one provider per ID, each at
-// http://ID.test, with ChainID 1 when chainID is set. Each provider
-// answers eth_chainId with 1 unless it is at otherChain.
+// newScript makes a Monitor from cfg over one provider per ID. Each
+// provider serves chain 1 unless it is at otherChain.
 func newScript(t *testing.T, cfg Config, ids ...string) *script {
 	t.Helper()
-	s := &script{heights: map[string]int64{}}
+	s := &script{}
 	for _, id := range ids {
-		cfg.Endpoints = append(cfg.Endpoints, named(id, "http://"+id+".test")...)
+		p := newProvider(t, 0)
+		s.providers = append(s.providers, p)
+		cfg.Endpoints = append(cfg.Endpoints, named(id, p.URL)...)
 	}
 	cfg.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		body, _ := io.ReadAll(r.Body)
-		height := s.heights[r.URL.Hostname()]
 		if s.cancel {
 			s.stop()
 		}
-		switch {
-		case height == down:
-			return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
-		case strings.Contains(string(body), "eth_chainId") && height == otherChain:
-			return answerResponse(r, 2), nil
-		case strings.Contains(string(body), "eth_chainId"):
-			return answerResponse(r, 1), nil
-		case height == otherChain:
-			return answerResponse(r, 1000), nil
-		}
-		return answerResponse(r, uint64(height)), nil
+		return http.DefaultTransport.RoundTrip(r)
 	})
 	s.m = mustNew(t, cfg)
 	s.m.now = func() time.Time { return s.now }
@@ -145,8 +134,20 @@ func newScript(t *testing.T, cfg Config, ids ...string) *script {
 // report heights, in the order of their IDs.
 func (s *script) check(at string, heights ...int64) error {
 	s.now = clockAt(at)
-	for i, e := range s.m.Status().Endpoints {
-		s.heights[string(e.ID)+".test"] = heights[i]
+	for i, p := range s.providers {
+		var fail http.HandlerFunc
+		switch h := heights[i]; h {
+		case down:
+			fail = reply(http.StatusServiceUnavailable, "")
+		case otherChain:
+			p.height.Store(1000)
+			p.serveChain(`"0x2"`)
+		default:
+			p.height.Store(uint64(h))
+			p.serveChain(`"0x1"`)
+		}
+		p.on("eth_blockNumber", fail)
+		p.on("eth_chainId", fail)
 	}
 	var ctx context.Context
 	ctx, s.stop = context.WithCancel(context.Background())
@@ -189,7 +190,7 @@ func hms(t time.Time) string {
 // Each case is a sequence of Checks, with the time each runs at, the
 // heights it sees, and the Advanced times it should leave. The providers
 // are a, b and, where there are three heights, c; MaxLag is 3.
-func TestAdvanced(t *testing.T) {
+func TestAdvancedMovesOnlyWithTheFront(t *testing.T) {
 	tests := []struct {
 		name    string
 		quorum  int
@@ -306,9 +307,8 @@ func TestAdvanced(t *testing.T) {
 	}
 }
 
-// jsonStatuses are the Statuses that TestStatusJSON and TestStatusLogValue
-// show, each from a Monitor's Checks at the times they say, or built by
-// hand.
+// jsonStatuses are the Statuses that the JSON and log tests show, each
+// from a Monitor's Checks at the times they say, or built by hand.
 func jsonStatuses(t *testing.T) map[string]Status {
 	t.Helper()
 	fresh := newScript(t, Config{MaxLag: 3}, "primary", "backup")
@@ -363,7 +363,7 @@ func failureText(prefix string, err error) string {
 	return fmt.Sprintf("%s.reason=%s %s.error=%q", prefix, pe.Reason(), prefix, pe.Error())
 }
 
-func TestStatusJSON(t *testing.T) {
+func TestStatusMarshalsToJSONWithOnlyTheMembersThatHold(t *testing.T) {
 	statuses := jsonStatuses(t)
 	tests := []struct {
 		name   string
@@ -407,7 +407,7 @@ func TestStatusJSON(t *testing.T) {
 }
 
 // An EndpointStatus marshals on its own as it does inside its Status.
-func TestEndpointStatusJSONAlone(t *testing.T) {
+func TestEndpointStatusMarshalsAloneAsInsideItsStatus(t *testing.T) {
 	statuses := jsonStatuses(t)
 	for _, name := range slices.Sorted(maps.Keys(statuses)) {
 		st := statuses[name]
@@ -449,7 +449,7 @@ func logged(st Status, handler func(io.Writer, *slog.HandlerOptions) slog.Handle
 func textHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewTextHandler(w, o) }
 func jsonHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewJSONHandler(w, o) }
 
-func TestStatusLogValue(t *testing.T) {
+func TestStatusLogsTheMembersOfItsJSONAsGroups(t *testing.T) {
 	statuses := jsonStatuses(t)
 	tests := []struct {
 		name    string

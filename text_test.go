@@ -83,7 +83,7 @@ func TestProviderTextCannotForgeLogLines(t *testing.T) {
 
 // A value from a provider is shown quoted and clipped, so that one answer
 // cannot flood a log, and a character cut in two is not left half shown.
-func TestQuote(t *testing.T) {
+func TestQuoteClipsAndEscapesAProvidersValue(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
@@ -123,7 +123,7 @@ var hostileRunes = []struct{ name, text, escaped string }{
 
 // A transport error's text is shown unquoted, with each hostile rune
 // escaped as Go's quoting escapes it, and clipped without cutting an escape.
-func TestPrintable(t *testing.T) {
+func TestPrintableEscapesAndClipsTransportText(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
@@ -167,8 +167,9 @@ func TestHostileTextIsEscapedOnEveryRoute(t *testing.T) {
 		}},
 		{"a body read error", func(t *testing.T, text string) Config {
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body := io.NopCloser(iotest.ErrReader(errors.New(text)))
-				return &http.Response{StatusCode: http.StatusOK, Body: body, Header: http.Header{}, Request: r}, nil
+				resp := response(r, http.StatusOK, "", -1)
+				resp.Body = io.NopCloser(iotest.ErrReader(errors.New(text)))
+				return resp, nil
 			})
 			return Config{Endpoints: named("a", "http://rpc.example/"), Base: base}
 		}},
