@@ -34,6 +34,8 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 		{"a percent-escaped path", "http://rpc.example/v3/path%20SECRET%2Fkey?apikey=query%20SECRET"},
 		{"a query with a quote, a backslash and a no-break space", "http://rpc.example/v3/pathSECRET?apikey=q\"u\\e\u00a0rySECRET"},
 		{"a query split by a semicolon", "http://rpc.example/v3/pathSECRET?chain=main;apikey=querySECRET"},
+		{"a query value holding a slash", "http://rpc.example/v3/pathSECRET?apikey=key/querySECRET"},
+		{"characters that a JSON encoder escapes", "http://userSECRET:p&ssSECRET@rpc.example/v3/a&b>SECRET?apikey=q<uerySECRET"},
 	}
 	errDown := errors.New("base is down")
 	bases := []struct {
@@ -71,6 +73,17 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 			message, _ := json.Marshal("invalid key for " + r.URL.String())
 			return response(r, http.StatusOK, `{"jsonrpc":"2.0","id":1,"error":`+strings.ReplaceAll(string(message), "/", `\/`)+`}`, -1), nil
 		}}, // shown as [redacted] whole
+		{name: "an error holding the URL as a JSON string", base: func(r *http.Request) (*http.Response, error) {
+			asJSON, _ := json.Marshal(map[string]string{"url": r.URL.String()})
+			return nil, fmt.Errorf("proxy said %s", asJSON)
+		}, shown: true},
+		{name: "an error holding the URL as JSON with escaped slashes", base: func(r *http.Request) (*http.Response, error) {
+			asJSON, _ := json.Marshal(map[string]string{"url": r.URL.String()})
+			return nil, fmt.Errorf("proxy said %s", strings.ReplaceAll(string(asJSON), "/", `\/`))
+		}, shown: true},
+		{name: "an error echoing the Basic credentials without padding", base: func(r *http.Request) (*http.Response, error) {
+			return nil, fmt.Errorf("rpc.example refused %s", strings.TrimRight(r.Header.Get("Authorization"), "="))
+		}},
 		{name: "a clean message over a chain that quotes the URL", base: func(r *http.Request) (*http.Response, error) {
 			return nil, &wrapped{msg: "connection failed", err: fmt.Errorf("dial %s", r.URL)}
 		}},
@@ -86,7 +99,7 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 				if pe == nil {
 					t.Fatal("the probe did not fail")
 				}
-				assertShowsNone(t, pe)
+				assertShowsNone(t, pe, basicCredentials(t, u.url))
 				msg := pe.Error()
 				if b.shown && (!strings.Contains(msg, "[redacted]") || !strings.Contains(msg, "rpc.example")) {
 					t.Errorf("message %q; want the secrets masked and the host shown", msg)
@@ -622,4 +635,17 @@ func TestRefusedDialKeepsTheErrorNumber(t *testing.T) {
 		t.Errorf("Reason() = %q, want %q", got, ReasonTransport)
 	}
 	assertShowsNone(t, pe)
+}
+
+// basicCredentials is the base64 of the user name and password in rawURL,
+// without its padding, as a Basic Authorization header carries them; ""
+// when rawURL has no user.
+func basicCredentials(t *testing.T, rawURL string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	password, _ := u.User.Password()
+	return strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+password)), "=")
 }
