@@ -1,7 +1,6 @@
 package blocklagprom
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +30,7 @@ var (
 	providerAdvancedDesc = providerDesc("blocklag_provider_advanced_timestamp_seconds",
 		"Unix time when the provider last advanced, per EndpointStatus.Advanced.")
 	providerFailureReasonDesc = prometheus.NewDesc("blocklag_provider_failure_reason",
-		"Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.",
+		"Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).",
 		[]string{providerLabel, reasonLabel}, nil)
 	referenceHeightDesc = prometheus.NewDesc("blocklag_reference_height",
 		"Block height that lag was measured from in the latest published check.", nil, nil)
@@ -85,9 +84,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // collectStatus sends the gauges that apply to st. They follow the
-// presence rules of Status's JSON form: everything but eligibility waits
+// presence rules of Status's JSON form: up, the reference and checked wait
 // for the first published check; height and lag only for a provider that
-// answered in it, and a failure reason only for one that did not; a
+// answered in it, and a failure reason only for one with an error; a
 // timestamp only once it is set.
 func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 	published := !st.Checked.IsZero()
@@ -96,12 +95,13 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 		send(ch, providerEligibleDesc, flag(e.Eligible), id)
 		if published {
 			send(ch, providerUpDesc, flag(e.Err == nil), id)
-			if e.Err == nil {
-				send(ch, providerHeightDesc, float64(e.Height), id)
-				send(ch, providerLagDesc, float64(e.Lag), id)
-			} else {
-				send(ch, providerFailureReasonDesc, 1, id, string(reason(e.Err)))
-			}
+		}
+		if published && e.Err == nil {
+			send(ch, providerHeightDesc, float64(e.Height), id)
+			send(ch, providerLagDesc, float64(e.Lag), id)
+		}
+		if e.Err != nil {
+			send(ch, providerFailureReasonDesc, 1, id, string(reason(e.Err)))
 		}
 		if !e.Advanced.IsZero() {
 			send(ch, providerAdvancedDesc, unixSeconds(e.Advanced), id)
@@ -116,23 +116,18 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 	}
 }
 
-// reason classifies an endpoint's Err. A Monitor's Status always holds a
-// *blocklag.ProbeError there; any other error, which only a Status built by
-// hand can hold, counts as a transport failure, the kind that
-// ProbeError.Reason gives to whatever it cannot tell apart. So a failed
-// provider always has exactly one reason series, from the eight reasons.
+// reason classifies an endpoint's Err as Status's JSON form does. A
+// Monitor's Status always holds a *blocklag.ProbeError there; any other
+// error, which only a Status built by hand can hold, gets the reason that
+// a ProbeError wrapping it would have.
 func reason(err error) blocklag.Reason {
-	var pe *blocklag.ProbeError
-	if errors.As(err, &pe) {
-		return pe.Reason()
-	}
-	return blocklag.ReasonTransport
+	return (&blocklag.ProbeError{Err: err}).Reason()
 }
 
-// send sends one gauge. blocklag accepts any non-empty endpoint ID, but a
-// label value must be valid UTF-8; for an ID that is not, the scrape gets
-// an error naming the metric rather than a panic that would end the
-// program.
+// send sends one gauge. A label value must be valid UTF-8: New rejects
+// IDs that are not, but a Status built by hand may still hold one, and the
+// scrape then gets an error naming the metric rather than a panic that
+// would end the program.
 func send(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
 	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	if err != nil {

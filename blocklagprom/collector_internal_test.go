@@ -2,8 +2,10 @@ package blocklagprom
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,11 +47,11 @@ func TestFailureReasonLabelIsTheProbeErrorsReason(t *testing.T) {
 			{ID: "reset", Err: failed(errors.New("connection reset"))},
 			{ID: "wrapped", Err: fmt.Errorf("seen: %w", failed(&blocklag.StatusError{StatusCode: 401}))},
 			{ID: "plain", Err: errors.New("not a probe error")},
+			{ID: "bare429", Err: &blocklag.StatusError{StatusCode: 429}},
 		},
 	}
-	want := `# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
-# TYPE blocklag_provider_failure_reason gauge
-blocklag_provider_failure_reason{provider="bad",reason="bad_answer"} 1
+	want := failureReasonHead + `blocklag_provider_failure_reason{provider="bad",reason="bad_answer"} 1
+blocklag_provider_failure_reason{provider="bare429",reason="rate_limited"} 1
 blocklag_provider_failure_reason{provider="chain",reason="wrong_chain"} 1
 blocklag_provider_failure_reason{provider="http403",reason="unauthorized"} 1
 blocklag_provider_failure_reason{provider="http429",reason="rate_limited"} 1
@@ -67,6 +69,26 @@ blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
 	}
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %v", problems, err)
+	}
+
+	// Each label is the reason that the Status's own JSON form shows.
+	text, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown struct{ Endpoints []struct{ ID, Reason string } }
+	if err := json.Unmarshal(text, &shown); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(shown.Endpoints, func(a, b struct{ ID, Reason string }) int { return strings.Compare(a.ID, b.ID) })
+	fromJSON := failureReasonHead
+	for _, e := range shown.Endpoints {
+		if e.Reason != "" {
+			fromJSON += fmt.Sprintf("blocklag_provider_failure_reason{provider=%q,reason=%q} 1\n", e.ID, e.Reason)
+		}
+	}
+	if fromJSON != want {
+		t.Errorf("the Status's JSON shows the reasons\n%s\nbut the metric was pinned as\n%s", fromJSON, want)
 	}
 }
 
@@ -113,7 +135,7 @@ blocklag_checked_timestamp_seconds 1.70000000025e+09
 # TYPE blocklag_provider_eligible gauge
 blocklag_provider_eligible{provider="down"} 0
 blocklag_provider_eligible{provider="genesis"} 1
-# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
+# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
 # TYPE blocklag_provider_failure_reason gauge
 blocklag_provider_failure_reason{provider="down",reason="http_status"} 1
 # HELP blocklag_provider_height Block height the provider reported in the latest published check.
@@ -153,7 +175,7 @@ blocklag_provider_advanced_timestamp_seconds{provider="front"} 1.6999999905e+09
 blocklag_provider_eligible{provider="behind"} 0
 blocklag_provider_eligible{provider="down"} 0
 blocklag_provider_eligible{provider="front"} 1
-# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
+# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
 # TYPE blocklag_provider_failure_reason gauge
 blocklag_provider_failure_reason{provider="down",reason="rate_limited"} 1
 # HELP blocklag_provider_height Block height the provider reported in the latest published check.
@@ -197,3 +219,8 @@ func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
 		t.Errorf("gather error %v, want one naming blocklag_provider_eligible", err)
 	}
 }
+
+// failureReasonHead is the exposition's header for the failure reasons.
+const failureReasonHead = `# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
+# TYPE blocklag_provider_failure_reason gauge
+`

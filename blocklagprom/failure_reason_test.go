@@ -109,7 +109,7 @@ const (
 	lagHead = `# HELP blocklag_provider_lag_blocks Blocks the provider was behind the reference height in the latest published check.
 # TYPE blocklag_provider_lag_blocks gauge
 `
-	reasonHead = `# HELP blocklag_provider_failure_reason Why the provider's probe failed in the latest published check, as ProbeError.Reason names it; always 1.
+	reasonHead = `# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
 # TYPE blocklag_provider_failure_reason gauge
 `
 	referenceHead = `# HELP blocklag_reference_height Block height that lag was measured from in the latest published check.
