@@ -105,10 +105,10 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
 
-// Build against the blocklag and blocklagprom in this repository, and the
-// offline failnext stand-in, which the module proxy does not serve. A copy
-// of this example outside the repository drops these lines and gets the
-// released versions required above.
+// Build against the blocklag and blocklagprom in this repository, and
+// against the repository's offline stand-in for failnext. A copy of this
+// example outside the repository drops these lines and gets the released
+// versions required above.
 replace (
 	github.com/yermakovsa/failnext => ../../third_party/failnext
 	github.com/yermakovsa/failnext-blocklag => ../..

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"log/slog"
@@ -208,8 +209,10 @@ func cause(err error) string {
 		return "HTTP status " + strconv.Itoa(httpErr.StatusCode)
 	case errors.As(err, &rpcErr):
 		return "JSON-RPC error " + strconv.Itoa(rpcErr.ErrorCode())
+	case errors.As(err, new(*json.SyntaxError)), errors.As(err, new(*json.UnmarshalTypeError)):
+		return "bad answer"
 	}
-	return "bad answer"
+	return "read failed"
 }
 
 // readTrailKey is the context key under which read hands onEvent a

@@ -128,6 +128,14 @@ func TestReadFailuresAreLoggedWithoutTheURLOrTheProvidersText(t *testing.T) {
 		{"an answer that is not JSON", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "<html>"+r.URL.Path+forged)
 		}, "bad answer", false},
+		{"an answer cut short", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x`)
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, "read failed", false},
 		{"no answer", nil, "no answer", true},
 	}
 	for _, tt := range tests {

@@ -104,15 +104,16 @@ const (
 	BackupPeriod  = 1 * time.Second
 )
 
-// Demo is what -dev runs against: a slow primary, a fast backup, and a timer
-// that stops the backup.
+// Demo is what -dev runs against: a slow primary, a fast backup, and
+// perhaps a timer that stops the backup.
 type Demo struct {
 	Primary, Backup *Node
-	timer           *time.Timer
+	timer           *time.Timer // nil when StartDemo was given no time
 }
 
-// StartDemo starts both chains, logs where they listen, and stops the
-// backup after stopBackupAfter, logging that too.
+// StartDemo starts both chains, logs where they listen, and, when
+// stopBackupAfter is positive, stops the backup after that long through
+// StopBackup.
 func StartDemo(stopBackupAfter time.Duration) (*Demo, error) {
 	primary, err := Start(PrimaryPeriod)
 	if err != nil {
@@ -125,16 +126,24 @@ func StartDemo(stopBackupAfter time.Duration) (*Demo, error) {
 	}
 	slog.Info("dev: primary node started", "url", primary.URL, "block_every", PrimaryPeriod)
 	slog.Info("dev: backup node started", "url", backup.URL, "block_every", BackupPeriod, "stops_in", stopBackupAfter)
-	timer := time.AfterFunc(stopBackupAfter, func() {
-		slog.Info("dev: stopping the backup node")
-		backup.Stop()
-	})
-	return &Demo{Primary: primary, Backup: backup, timer: timer}, nil
+	d := &Demo{Primary: primary, Backup: backup}
+	if stopBackupAfter > 0 {
+		d.timer = time.AfterFunc(stopBackupAfter, d.StopBackup)
+	}
+	return d, nil
+}
+
+// StopBackup logs that the backup stops, and stops it.
+func (d *Demo) StopBackup() {
+	slog.Info("dev: stopping the backup node")
+	d.Backup.Stop()
 }
 
 // Stop stops both chains, and the timer if it has not fired yet.
 func (d *Demo) Stop() {
-	d.timer.Stop()
+	if d.timer != nil {
+		d.timer.Stop()
+	}
 	d.Backup.Stop()
 	d.Primary.Stop()
 }
