@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,50 +17,36 @@ import (
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
-// down is the height a provider answers with HTTP 503 instead.
+// down is the height a node answers with HTTP 503 instead.
 const down = -1
 
-// provider is a fake JSON-RPC provider whose height a test changes between
-// Checks; the handler may read it at any time, hence the atomic.
-type provider struct {
-	*httptest.Server
-	height atomic.Int64
-}
-
-func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := p.height.Load()
-	if h == down {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":"0x%x"}`, h)
-}
-
-// newPair returns a Monitor with MaxLag 3 over two fake providers, with the
-// IDs "primary" and "backup".
-func newPair(t *testing.T) (*blocklag.Monitor, [2]*provider) {
+// newPair returns a Monitor with MaxLag 3 over two fake nodes, with the IDs
+// "primary" and "backup".
+func newPair(t *testing.T) (*blocklag.Monitor, [2]*node) {
 	t.Helper()
-	var ps [2]*provider
+	var ns [2]*node
 	var endpoints []failnext.Endpoint
 	for i, id := range []failnext.EndpointID{"primary", "backup"} {
-		ps[i] = &provider{}
-		ps[i].Server = httptest.NewServer(ps[i])
-		t.Cleanup(ps[i].Close)
-		endpoints = append(endpoints, failnext.Endpoint{ID: id, URL: ps[i].URL})
+		ns[i] = newNode(t)
+		endpoints = append(endpoints, failnext.Endpoint{ID: id, URL: ns[i].URL})
 	}
 	m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, ps
+	return m, ns
 }
 
-// checkAt sets the providers' heights and runs one Check, whose probe
-// errors are expected and ignored.
-func checkAt(t *testing.T, m *blocklag.Monitor, ps [2]*provider, heights [2]int64) {
+// checkAt sets the nodes' heights and runs one Check, whose probe errors
+// are expected and ignored.
+func checkAt(t *testing.T, m *blocklag.Monitor, ns [2]*node, heights [2]int64) {
 	t.Helper()
 	for i, h := range heights {
-		ps[i].height.Store(h)
+		a := &unavailable
+		if h != down {
+			a = &answer{height: uint64(h), chain: mainnet}
+		}
+		ns[i].answer.Store(a)
 	}
 	m.Check(context.Background())
 }
