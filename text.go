@@ -10,9 +10,11 @@ import (
 // Check's errors end up in operators' logs and terminals, and parts of them
 // come from outside: member values and RPC error messages from providers,
 // and the text of transport errors, which may cite response bytes, a
-// proxy's answer or whatever a custom Base wrote. quote and printable are
-// the only ways such text enters a message. Both keep it short, and both
-// escape the same runes, those that plain rejects: every one that
+// proxy's answer or whatever a custom Base wrote. quote (with quoted, its
+// inside) and printable are the only ways such text enters a message, and
+// escape the one way into the text of an error built by hand. The first
+// two keep it short, and all escape the same runes, those that plain
+// rejects: every one that
 // strconv.IsPrint rejects (C0 and C1 controls, DEL, line and paragraph
 // separators, bidirectional and zero-width formatting, the BOM) and every
 // byte that is not valid UTF-8. So a hostile provider, proxy or Base can
