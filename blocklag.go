@@ -186,9 +186,18 @@ func (m *Monitor) Check(ctx context.Context) error {
 
 	outcomes := m.probeAll(ctx)
 	checked := m.now()
-	for i, o := range outcomes {
+	// Each failure becomes one *ProbeError, which both the snapshot's
+	// Status and the returned CheckError hold.
+	failed := &CheckError{probes: len(outcomes)}
+	for i := range outcomes {
+		o := &outcomes[i]
 		if o.confirmed {
 			m.confirmed[i] = true
+		}
+		if o.err != nil {
+			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err}
+			o.err = pe
+			failed.Errors = append(failed.Errors, pe)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -198,15 +207,10 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if s != nil {
 		m.current.Store(s)
 	}
-	failed := &CheckError{Published: s != nil, probes: len(outcomes)}
-	for _, o := range outcomes {
-		if o.err != nil {
-			failed.Errors = append(failed.Errors, o.err.(*ProbeError)) // probeAll wraps every failure
-		}
-	}
 	if len(failed.Errors) == 0 {
 		return nil
 	}
+	failed.Published = s != nil
 	return failed
 }
 
@@ -217,12 +221,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	outcomes := make([]outcome, len(m.endpoints))
 	probe := func(i int) {
-		ep := m.endpoints[i]
-		o := m.probe(ctx, ep, m.chainID != 0 && !m.confirmed[i])
-		if o.err != nil {
-			o.err = &ProbeError{Endpoint: ep.id, Err: o.err}
-		}
-		outcomes[i] = o
+		outcomes[i] = m.probe(ctx, m.endpoints[i], m.chainID != 0 && !m.confirmed[i])
 	}
 	last := len(m.endpoints) - 1
 	var wg sync.WaitGroup

@@ -30,7 +30,7 @@ type outcome struct {
 // its chain ID at the same time, both under one ProbeTimeout. A chain ID
 // failure or mismatch fails the probe whatever the height answer was, since
 // a height from another chain means nothing here. Errors describe the
-// failure without the provider's URL; probeAll wraps them in a *ProbeError.
+// failure without the provider's URL; Check wraps them in a *ProbeError.
 func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc

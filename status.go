@@ -2,7 +2,6 @@ package blocklag
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -196,11 +195,9 @@ func (e EndpointStatus) succeeded(published bool) bool { return published && e.E
 // failure gives the reason and the message that the text forms of a Status
 // show for an endpoint's Err.
 func failure(err error) (Reason, string) {
-	var pe *ProbeError
-	if !errors.As(err, &pe) || pe == nil {
-		pe = &ProbeError{Err: err}
-	}
-	return pe.Reason(), escape(err.Error())
+	// Reason looks through Err's chain, so a *ProbeError that err is or
+	// wraps gives its own reason, and any other err is classified alike.
+	return (&ProbeError{Err: err}).Reason(), escape(err.Error())
 }
 
 // LogValue makes a Status log through log/slog as a group with the same
