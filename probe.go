@@ -18,14 +18,6 @@ const blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","
 // probe, it always carries id 1.
 const chainIDRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
 
-// outcome is what one probe found: a height, or the reason it failed, and
-// whether the provider confirmed Config.ChainID in this probe.
-type outcome struct {
-	height    uint64
-	err       error
-	confirmed bool
-}
-
 // probe asks one provider for its height and, when askChain is set, for
 // its chain ID at the same time, both under one ProbeTimeout. A chain ID
 // failure or mismatch fails the probe whatever the height answer was, since

@@ -63,6 +63,14 @@ func (s *snapshot) add(e EndpointStatus, w highWater) {
 	s.highest = append(s.highest, w)
 }
 
+// outcome is what one probe found, as next consumes it: a height, or the reason it failed, and
+// whether the provider confirmed Config.ChainID in this probe.
+type outcome struct {
+	height    uint64
+	err       error
+	confirmed bool
+}
+
 // next builds the snapshot that follows prev, from one Check's outcomes,
 // given in endpoint order (the order of prev's endpoints), as of checked.
 // It reads prev and this Check's results only, and changes neither, so a
