@@ -34,7 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,13 +103,13 @@ func New(cfg Config) (*Monitor, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	targets := make([]*url.URL, len(eps))
+	urls := make([]string, len(eps))
 	for i, ep := range eps {
-		targets[i] = ep.target
+		urls[i] = ep.url
 	}
 	m := &Monitor{
 		endpoints:    eps,
-		secrets:      newSecrets(targets...),
+		secrets:      newSecrets(urls...),
 		maxLag:       cfg.MaxLag,
 		quorum:       cfg.Quorum,
 		probeTimeout: cfg.ProbeTimeout,

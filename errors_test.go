@@ -181,9 +181,9 @@ func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
 		published bool
 	}{
 		{"some failed and the verdicts were published", []string{"c", limited.URL, "b", up.URL, "a", down.URL},
-			`blocklag: 2 of 3 probes failed, verdicts published: blocklag: endpoint "c": HTTP status 429; blocklag: endpoint "a": HTTP status 503`, true},
+			`blocklag: 2 of 3 probes failed, verdicts published: endpoint "c": HTTP status 429; endpoint "a": HTTP status 503`, true},
 		{"all failed and nothing was published", []string{"a", down.URL, "b", limited.URL},
-			`blocklag: 2 of 2 probes failed, nothing published: blocklag: endpoint "a": HTTP status 503; blocklag: endpoint "b": HTTP status 429`, false},
+			`blocklag: 2 of 2 probes failed, nothing published: endpoint "a": HTTP status 503; endpoint "b": HTTP status 429`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +197,11 @@ func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
 			}
 			if len(ce.Errors) != len(ce.Unwrap()) {
 				t.Errorf("Unwrap gives %d errors, Errors holds %d", len(ce.Unwrap()), len(ce.Errors))
+			}
+			for _, pe := range ce.Errors {
+				if msg := pe.Error(); !strings.HasPrefix(msg, `blocklag: endpoint "`) {
+					t.Errorf("a ProbeError alone reads %q, want it to start with its prefix", msg)
+				}
 			}
 		})
 	}
@@ -253,5 +258,21 @@ func TestRPCErrorMessageIsWhatTheMessageShows(t *testing.T) {
 				t.Errorf("message %q, want %q", pe.Error(), want)
 			}
 		})
+	}
+}
+
+// Misuse does not panic: a nil *ProbeError has a message and a reason, and
+// so does a CheckError holding one, which still counts it.
+func TestNilProbeErrorIsSafeToShow(t *testing.T) {
+	var pe *ProbeError
+	if msg := pe.Error(); !strings.HasPrefix(msg, "blocklag: ") {
+		t.Errorf("a nil ProbeError reads %q", msg)
+	}
+	if got := pe.Reason(); got != ReasonTransport {
+		t.Errorf("a nil ProbeError's Reason() = %q, want %q", got, ReasonTransport)
+	}
+	ce := &CheckError{Errors: []*ProbeError{nil, {Endpoint: "b", Err: &StatusError{StatusCode: 503}}}}
+	if got, want := ce.Error(), `blocklag: 2 of 2 probes failed, nothing published: `; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, `; endpoint "b": HTTP status 503`) {
+		t.Errorf("a CheckError holding a nil ProbeError reads %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -419,4 +420,39 @@ func judged(body []byte) (uint64, error) {
 		return 0, refused.resolve(nil)
 	}
 	return height, nil
+}
+
+// shownTexts is every text in which err, Check's error, and st, the Status
+// after that Check, reach an operator: the text of err and of every error
+// it wraps, as Error and fmt's %v and %+v give it; err logged through
+// log/slog's text and JSON handlers; and st as JSON, logged through both
+// handlers, and printed with %v and %+v.
+func shownTexts(err error, st Status) []string {
+	var texts []string
+	eachError(err, func(e error) {
+		texts = append(texts, e.Error(), fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e))
+	})
+	for _, h := range []func(io.Writer, *slog.HandlerOptions) slog.Handler{textHandler, jsonHandler} {
+		var buf bytes.Buffer
+		slog.New(h(&buf, nil)).Info("check", "err", err)
+		texts = append(texts, buf.String(), logged(st, h))
+	}
+	js, jsonErr := json.Marshal(st)
+	if jsonErr != nil {
+		js = []byte(jsonErr.Error())
+	}
+	return append(texts, string(js), fmt.Sprintf("%v", st), fmt.Sprintf("%+v", st))
+}
+
+// assertNoneShows fails t for each text of shownTexts(err, st) that holds
+// one of forbidden.
+func assertNoneShows(t *testing.T, err error, st Status, forbidden ...string) {
+	t.Helper()
+	for _, text := range shownTexts(err, st) {
+		for _, f := range forbidden {
+			if strings.Contains(text, f) {
+				t.Errorf("%q shows %q", text, f)
+			}
+		}
+	}
 }

@@ -116,11 +116,14 @@ type secrets struct {
 // edge is the key in secrets.next of the edge from state s by byte c.
 func edge(s int32, c byte) uint64 { return uint64(s)<<8 | uint64(c) }
 
-// newSecrets gathers the secret forms of every target.
-func newSecrets(targets ...*url.URL) *secrets {
+// newSecrets gathers the secret forms of every URL, each as configured;
+// one that does not parse has none.
+func newSecrets(rawURLs ...string) *secrets {
 	var forms []string
-	for _, u := range targets {
-		forms = append(forms, secretForms(u)...)
+	for _, raw := range rawURLs {
+		if u, err := url.Parse(raw); err == nil {
+			forms = append(forms, secretForms(u)...)
+		}
 	}
 	return secretsOf(forms...)
 }

@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -157,44 +159,60 @@ func TestMaskHidesEveryFormOfEverySecretWhole(t *testing.T) {
 
 		{name: "a path segment echoed alone", text: "invalid project id 9f8e7d6c5b4a",
 			urls: []string{"https://mainnet.infura.io/v3/9f8e7d6c5b4a"}, want: "invalid project id [redacted]"},
-		{name: "a short path segment wherever it appears", text: "api v3 and v30",
-			urls: []string{"https://rpc.example/v3/key1"}, want: "api [redacted] and [redacted]0"},
-		{name: "a path segment raw and percent-decoded", text: "a%20key or a key",
-			urls: []string{"https://rpc.example/eth/a%20key"}, want: "[redacted] or [redacted]"},
-		{name: "a path segment Go-quoted", text: `id "a\"b"`,
-			urls: []string{"https://rpc.example/eth/a%22b"}, want: `id "[redacted]"`},
+		{name: "a path segment of 8 bytes counts alone", text: "key k3y-k3y! refused",
+			urls: []string{"https://rpc.example/v3/k3y-k3y!"}, want: "key [redacted] refused"},
+		{name: "a path segment of 7 bytes is a word", text: "lookup mainnet-rpc.example: api v3",
+			urls: []string{"https://rpc.example/v3/mainnet"}, want: "lookup mainnet-rpc.example: api v3"},
+		{name: "a short path segment is hidden with the whole path", text: "POST /v3/mainnet refused",
+			urls: []string{"https://rpc.example/v3/mainnet"}, want: "POST [redacted] refused"},
+		{name: "a path segment counts by its length as written", text: "id ABC or %41%42%43",
+			urls: []string{"https://rpc.example/v3/%41%42%43"}, want: "id [redacted] or [redacted]"},
+		{name: "a path segment raw and percent-decoded", text: "a%20key%20one or a key one",
+			urls: []string{"https://rpc.example/eth/a%20key%20one"}, want: "[redacted] or [redacted]"},
+		{name: "a path segment with lower-case hex", text: "key a%2fkey%2bone",
+			urls: []string{"https://rpc.example/eth/a%2Fkey%2Bone"}, want: "key [redacted]"},
+		{name: "a path segment Go-quoted", text: `id "a\"bcdefgh"`,
+			urls: []string{"https://rpc.example/eth/a%22bcdefgh"}, want: `id "[redacted]"`},
+		{name: "a path segment in ASCII-only JSON", text: `{"id":"caf\u00e9-0123456789"}`,
+			urls: []string{"https://rpc.example/eth/caf%C3%A9-0123456789"}, want: `{"id":"[redacted]"}`},
+		{name: "a path segment in ASCII-only JSON beyond the BMP", text: `{"id":"k\ud83d\ude00-0123456789"}`,
+			urls: []string{"https://rpc.example/eth/k%F0%9F%98%80-0123456789"}, want: `{"id":"[redacted]"}`},
 		{name: "the root path is not a secret", text: "POST / HTTP/1.1",
 			urls: []string{"https://rpc.example/"}, want: "POST / HTTP/1.1"},
-		{name: "a query value after a semicolon", text: "key k3y refused",
-			urls: []string{"https://rpc.example/?net=main;apikey=k3y"}, want: "key [redacted] refused"},
-		{name: "a query value decoded and escaped", text: "key a b! or a+b%21",
-			urls: []string{"https://rpc.example/?apikey=a+b%21"}, want: "key [redacted] or [redacted]"},
-		{name: "a query value escaped as url.Values would", text: "key a+b",
-			urls: []string{"https://rpc.example/?apikey=a%20b"}, want: "key [redacted]"},
-		{name: "a bare query key", text: "unknown k3yonly",
-			urls: []string{"https://rpc.example/?net=main&k3yonly"}, want: "unknown [redacted]"},
+		{name: "a query value after a semicolon", text: "key k3yk3yk3y refused",
+			urls: []string{"https://rpc.example/?net=main;apikey=k3yk3yk3y"}, want: "key [redacted] refused"},
+		{name: "a short query value is a word", text: "dial tcp 127.0.0.1:8545: refused",
+			urls: []string{"http://127.0.0.1:8545/?chain=1"}, want: "dial tcp 127.0.0.1:8545: refused"},
+		{name: "a short query value is hidden with the whole query", text: "GET /?chain=1",
+			urls: []string{"http://127.0.0.1:8545/?chain=1"}, want: "GET /?[redacted]"},
+		{name: "a query value decoded and escaped", text: "key a b!cdef or a+b%21cdef",
+			urls: []string{"https://rpc.example/?apikey=a+b%21cdef"}, want: "key [redacted] or [redacted]"},
+		{name: "a query value escaped as url.Values would", text: "key a+bcdefgh",
+			urls: []string{"https://rpc.example/?apikey=a%20bcdefgh"}, want: "key [redacted]"},
+		{name: "a bare query key", text: "unknown k3yonly1",
+			urls: []string{"https://rpc.example/?net=main&k3yonly1"}, want: "unknown [redacted]"},
 		{name: "the Basic credentials of a user and password", text: "Authorization: Basic dXNlcjpwYXNz",
 			urls: []string{"https://user:pass@rpc.example/"}, want: "Authorization: Basic [redacted]"},
 		{name: "the Basic credentials of a user alone", text: "Authorization: Basic dXNlcjo=",
 			urls: []string{"https://user@rpc.example/"}, want: "Authorization: Basic [redacted]"},
 		{name: "a user name and password raw and escaped", text: "us@er p:ss us%40er p%3Ass",
 			urls: []string{"https://us%40er:p%3Ass@rpc.example/"}, want: "[redacted] [redacted] [redacted] [redacted]"},
-		{name: "every endpoint's forms", text: "keys aaa1 and bbb2",
-			urls: []string{"https://rpc.example/v3/aaa1", "https://rpc.example/v3/bbb2"}, want: "keys [redacted] and [redacted]"},
+		{name: "a short user name and password", text: "user ab, password cd",
+			urls: []string{"https://ab:cd@rpc.example/"}, want: "user [redacted], password [redacted]"},
+		{name: "the userinfo as written, with its escapes", text: "auth admin:p%26ssKilo42%3Dw0rd failed",
+			urls: []string{"https://admin:p%26ssKilo42%3Dw0rd@rpc.example/"}, want: "auth [redacted] failed"},
+		{name: "an empty user name gives no form", text: "Og== a:b",
+			urls: []string{"http://@rpc.example/"}, want: "Og== a:b"},
+		{name: "an empty user name and password give no form", text: "Og== a:b",
+			urls: []string{"http://:@rpc.example/"}, want: "Og== a:b"},
+		{name: "every endpoint's forms", text: "keys aaaa1111 and bbbb2222",
+			urls: []string{"https://rpc.example/v3/aaaa1111", "https://rpc.example/v3/bbbb2222"}, want: "keys [redacted] and [redacted]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := secretsOf(tt.forms...)
 			if tt.urls != nil {
-				var targets []*url.URL
-				for _, raw := range tt.urls {
-					u, err := url.Parse(raw)
-					if err != nil {
-						t.Fatal(err)
-					}
-					targets = append(targets, u)
-				}
-				s = newSecrets(targets...)
+				s = newSecrets(tt.urls...)
 			}
 			if got := s.mask(tt.text); got != tt.want {
 				t.Errorf("mask(%q) = %q, want %q", tt.text, got, tt.want)
@@ -307,7 +325,7 @@ func FuzzRedaction(f *testing.F) {
 			"%w", "o"+query+"SECRET", "%W", url.QueryEscape("o"+query+"SECRET"),
 			"%b", basic,
 		).Replace(template)
-		err = transportError(errors.New(text), newSecrets(target))
+		err = transportError(errors.New(text), newSecrets(target.String()))
 		if msg := err.Error(); strings.Contains(msg, "SECRET") || strings.Contains(msg, basic) || hasControl(msg) {
 			t.Errorf("text %q gave the message %q", text, msg)
 		}
@@ -648,4 +666,232 @@ func basicCredentials(t *testing.T, rawURL string) string {
 	}
 	password, _ := u.User.Password()
 	return strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+password)), "=")
+}
+
+// The escape that a message writes for a rune it cannot show may begin a
+// key: BEL is shown as \a, so a provider that sends BEL and then the rest
+// of a key starting with "a" would show the whole key. Masking runs on the
+// text as shown, so no escape completes a key, neither in a message nor in
+// the JSON of Status, which writes '&' as \u0026. Each key is 32 bytes,
+// as Infura's are, and starts with what the escape writes.
+func TestEscapeCannotCompleteASecret(t *testing.T) {
+	const rest = "bcdef0123456789abcdef0123456789"
+	tests := []struct {
+		name string
+		key  string // in the URL's path
+		sent string // the text ahead of rest that reaches the message
+	}{
+		{"a BEL shown as \\a", "a" + rest, "\a"},
+		{"a newline shown as \\n", "n" + rest, "\n"},
+		{"a backspace shown as \\b", "b" + rest, "\b"},
+		{"a form feed shown as \\f", "f" + rest, "\f"},
+		{"a tab shown as \\t", "t" + rest, "\t"},
+		{"an ESC shown as \\x1b", "x1b" + rest, "\x1b"},
+		{"a line separator shown as \\u2028", "u2028" + rest, "\u2028"},
+		{"an invalid byte shown as \\xab", "xab" + rest, "\xab"},
+		{"an ampersand that JSON shows as \\u0026", "u0026" + rest, "&"},
+	}
+	routes := []struct {
+		name string
+		cfg  func(t *testing.T, key, text string) Config
+	}{
+		{"a provider's RPC error", func(t *testing.T, key, text string) Config {
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32000, text)))
+			return Config{Endpoints: named("a", p.URL+"/v3/"+key)}
+		}},
+		{"a Base's error", func(t *testing.T, key, text string) Config {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New(text) })
+			return Config{Endpoints: named("a", "http://rpc.example/v3/"+key), Base: base}
+		}},
+	}
+	for _, tt := range tests {
+		for _, route := range routes {
+			t.Run(tt.name+" in "+route.name, func(t *testing.T) {
+				good := newProvider(t, 100)
+				cfg := route.cfg(t, tt.key, "project "+tt.sent+rest+" unknown")
+				cfg.Endpoints = append(cfg.Endpoints, named("good", good.URL)...)
+				m := mustNew(t, cfg)
+				err := check(m)
+				if probeErrors(t, err)["a"] == nil {
+					t.Fatal("the probe did not fail")
+				}
+				assertNoneShows(t, err, m.Status(), tt.key)
+			})
+		}
+	}
+}
+
+// A number that a message writes may spell a numeric key: an RPC error's
+// code, or the chain ID that a provider reported. The message masks it
+// like any other text, while the typed field keeps the number.
+func TestNumberCannotCompleteASecret(t *testing.T) {
+	const key = "98765432"
+	t.Run("an RPC error code equal to a query value", func(t *testing.T) {
+		p, good := newProvider(t, 100), newProvider(t, 100)
+		p.on("eth_blockNumber", reply(0, rpcErrorAnswer(98765432, "no such account")))
+		m := mustNew(t, Config{Endpoints: named("a", p.URL+"/?account="+key, "good", good.URL)})
+		err := check(m)
+		var re *RPCError
+		if !errors.As(err, &re) || re.Code != 98765432 {
+			t.Fatalf("Check = %v; want an RPCError with Code 98765432", err)
+		}
+		assertNoneShows(t, err, m.Status(), key)
+	})
+	t.Run("a chain ID equal to a query value", func(t *testing.T) {
+		p, good := newProvider(t, 100), newProvider(t, 100)
+		p.serveChain(`"0x5e30a78"`) // 98765432
+		m := mustNew(t, Config{Endpoints: named("a", p.URL+"/?account="+key, "good", good.URL), ChainID: 1})
+		err := check(m)
+		var ce *ChainIDError
+		if !errors.As(err, &ce) || ce.Got != 98765432 || ce.Want != 1 {
+			t.Fatalf("Check = %v; want a ChainIDError with Got 98765432", err)
+		}
+		assertNoneShows(t, err, m.Status(), key)
+	})
+}
+
+// A transport error's text is read only as far as its message can show
+// it, plus the longest secret form, so that no form is cut at the edge: a
+// text of 38 MB, as net/http writes for a header line of 9 MiB of control
+// bytes, gives the message that its first 64 KiB give, and reading it
+// allocates no more than that prefix would. The secret lies across where
+// the message is clipped.
+func TestHugeTransportTextIsReadOnlyAsFarAsShown(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	s := newSecrets("https://rpc.example/v3/" + key)
+	head := `net/http: malformed MIME header line: "` + strings.Repeat("x", maxTransportText-60) + key
+	huge := errors.New(head + strings.Repeat(`\x01`, 38<<20/4))
+	short := errors.New(huge.Error()[:64<<10])
+	want := transportError(short, s).Error()
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := transportError(huge, s).Error()
+	runtime.ReadMemStats(&after)
+	if got != want {
+		t.Errorf("the huge text shows\n%q\nwhere its first 64 KiB show\n%q", got, want)
+	}
+	if strings.Contains(got, key) || strings.Contains(got, key[:20]) || !strings.Contains(got, "[redacted]") {
+		t.Errorf("message %q; want the key masked whole", got)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("reading a 38 MB text allocated %d bytes, want at most 1 MiB", n)
+	}
+}
+
+// A Base's error whose Unwrap returns itself, or an endless chain of new
+// errors, cannot stall a Check: walking a chain for the standard errors
+// stops after 64 of them.
+func TestEndlessErrorChainCannotStallACheck(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"an error that unwraps to itself", &selfWrapping{}},
+		{"an endless chain of new errors", endless(0)},
+		{"an endless tree of joined errors", endlessJoin{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, tt.err })
+			m := mustNew(t, Config{Endpoints: named("a", "http://rpc.example/"), Base: base})
+			done := make(chan error, 1)
+			go func() { done <- check(m) }()
+			select {
+			case err := <-done:
+				if pe := probeErrors(t, err)["a"]; pe == nil || !strings.Contains(pe.Error(), "loops") {
+					t.Errorf("Check = %v; want a ProbeError showing the Base's text", err)
+				}
+			case <-time.After(10 * time.Second): // a watchdog: the Check should take microseconds
+				t.Fatal("Check did not return")
+			}
+		})
+	}
+}
+
+type selfWrapping struct{}
+
+func (e *selfWrapping) Error() string { return "loops" }
+func (e *selfWrapping) Unwrap() error { return e }
+
+type endless int
+
+func (e endless) Error() string { return "loops" }
+func (e endless) Unwrap() error { return e + 1 }
+
+type endlessJoin struct{}
+
+func (endlessJoin) Error() string   { return "loops" }
+func (endlessJoin) Unwrap() []error { return []error{endlessJoin{}, endlessJoin{}} }
+
+// Outside text cannot read as a failure of another endpoint: a TLS
+// certificate's name, quoted by net/http's error, reaches the message
+// inside Go double quotes, so the line still says one failure, of the
+// endpoint that failed, and "blocklag:" once, at its start.
+func TestOutsideTextCannotForgeAFailure(t *testing.T) {
+	const name = `evil.example; blocklag: endpoint "primary": RPC error -32005: "limit exceeded"`
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "rpc.example" {
+			return nil, errors.New("tls: failed to verify certificate: x509: certificate is valid for " + name + ", not rpc.example")
+		}
+		return response(r, http.StatusOK, answer(100), -1), nil
+	})
+	m := mustNew(t, Config{Endpoints: named("primary", "http://good.example/", "hostile", "https://rpc.example/"), Base: base})
+	err := check(m)
+	if err == nil {
+		t.Fatal("Check = nil, want the hostile endpoint's failure")
+	}
+	msg := err.Error()
+	if got := strings.Count(msg, `endpoint "`); got != 1 || !strings.Contains(msg, `endpoint "hostile": `) {
+		t.Errorf("message %q reads as %d failures, want one, of hostile", msg, got)
+	}
+	if got := strings.Count(msg, "blocklag:"); got != 1 || !strings.HasPrefix(msg, "blocklag: ") {
+		t.Errorf("message %q says blocklag: %d times, want once, at its start", msg, got)
+	}
+}
+
+// Short parts of a provider's URL format are words, not keys, and masking
+// them garbled real messages: with Ankr's /eth/KEY beside Alchemy's
+// /v2/KEY, a lookup of Alchemy's host and a method name read whole, while
+// both keys stay hidden; with ?chain=1, a loopback address reads whole.
+func TestShortURLPartsLeaveMessagesReadable(t *testing.T) {
+	const (
+		ankrKey    = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+		alchemyKey = "Zx8wVu7TsRq6PoNm5LkJi4HgFe3DcBa2"
+	)
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "rpc.ankr.com" {
+			return response(r, http.StatusOK, rpcErrorAnswer(-32601, "the method eth_blockNumber does not exist/is not available, key "+ankrKey), -1), nil
+		}
+		return nil, errors.New("dial tcp: lookup eth-mainnet.g.alchemy.com on 127.0.0.53:53: no such host, for /v2/" + alchemyKey)
+	})
+	m := mustNew(t, Config{Endpoints: named(
+		"ankr", "https://rpc.ankr.com/eth/"+ankrKey,
+		"alchemy", "https://eth-mainnet.g.alchemy.com/v2/"+alchemyKey), Base: base})
+	err := check(m)
+	msg := err.Error()
+	for _, whole := range []string{"the method eth_blockNumber does not exist", "lookup eth-mainnet.g.alchemy.com on"} {
+		if !strings.Contains(msg, whole) {
+			t.Errorf("message %q does not read %q whole", msg, whole)
+		}
+	}
+	assertNoneShows(t, err, m.Status(), ankrKey, alchemyKey)
+
+	t.Run("a query of ?chain=1 leaves a loopback address whole", func(t *testing.T) {
+		l, lerr := net.Listen("tcp", "127.0.0.1:0")
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		addr := l.Addr().String()
+		l.Close() // nothing listens there now, so the dial is refused
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = nil
+		t.Cleanup(tr.CloseIdleConnections)
+		pe := probeErrors(t, check(mustNew(t, Config{Endpoints: named("a", "http://"+addr+"/?chain=1"), Base: tr})))["a"]
+		if pe == nil || !strings.Contains(pe.Error(), "dial tcp "+addr) {
+			t.Errorf("ProbeError %v; want it to read the address %s whole", pe, addr)
+		}
+	})
 }
