@@ -187,19 +187,19 @@ func refuse(format string, values ...string) *refusal {
 // that matches ErrBadAnswer.
 func (r *refusal) resolve(s *secrets) error {
 	if r.rpc {
-		return &RPCError{Code: r.code, Message: quoted(s.mask(r.values[0]))}
+		return &RPCError{Code: r.code, Message: s.quoted(r.values[0], maxQuoted), secrets: s}
 	}
 	if len(r.values) == 0 {
-		return &badAnswer{msg: r.format}
+		return &badAnswer{msg: s.shown(r.format)}
 	}
 	shown := make([]any, len(r.values))
 	for i, v := range r.values {
 		if r.json && decodedHolds(v, s) {
-			v = "[redacted]"
+			v = marker
 		}
-		shown[i] = quote(s.mask(v))
+		shown[i] = s.quote(v, maxQuoted)
 	}
-	return &badAnswer{msg: fmt.Sprintf(r.format, shown...)}
+	return &badAnswer{msg: s.shown(fmt.Sprintf(r.format, shown...))}
 }
 
 // badAnswer is an answer that breaks the rules a probe checks, said in

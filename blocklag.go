@@ -92,8 +92,8 @@ type Monitor struct {
 //     contains a fragment ('#' anywhere).
 //
 // An error about an endpoint names it by index and ID and says what to fix.
-// Of the URL it shows at most the scheme and the port, never the user name,
-// password, path or query, which may hold an API key.
+// Of the URL it shows at most the scheme, never the user name, password,
+// host, path, query or port digits, which may hold an API key.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
@@ -187,14 +187,14 @@ func (m *Monitor) Check(ctx context.Context) error {
 	checked := m.now()
 	// Each failure becomes one *ProbeError, which both the snapshot's
 	// Status and the returned CheckError hold.
-	failed := &CheckError{probes: len(outcomes)}
+	failed := &CheckError{probes: len(outcomes), secrets: m.secrets}
 	for i := range outcomes {
 		o := &outcomes[i]
 		if o.confirmed {
 			m.confirmed[i] = true
 		}
 		if o.err != nil {
-			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err}
+			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err, secrets: m.secrets}
 			o.err = pe
 			failed.Errors = append(failed.Errors, pe)
 		}

@@ -122,9 +122,9 @@ func printableID(id failnext.EndpointID) bool {
 // checkURL applies failnext.New's URL rules, and a few more that catch
 // common mistakes, and returns the parsed URL. Its errors say what is
 // wrong and what to do about it. They quote no part of the URL but the
-// scheme and a port that url.Parse accepted, both made of characters that
-// cannot hold a secret's text: never the user name, password, host, path
-// or query, nor a piece of them such as a bad escape.
+// scheme, made of characters that cannot hold a secret's text: never the
+// user name, password, host, path, query or port digits, nor a piece of
+// them such as a bad escape.
 func checkURL(raw string) (*url.URL, error) {
 	if strings.TrimSpace(raw) != raw {
 		return nil, errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")
@@ -163,9 +163,11 @@ func checkURL(raw string) (*url.URL, error) {
 		return nil, errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
 	}
 	if p := u.Port(); p != "" {
-		// url.Parse has checked that p is made of digits only.
+		// url.Parse has checked that p is made of digits only. They are
+		// not quoted: "http://admin:98765432/x@host/" is read as the host
+		// admin and the port 98765432, a password holding '/'.
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("URL port %s is not a number from 1 to 65535", p)
+			return nil, errBadPort(rest)
 		}
 	}
 	return u, nil
@@ -228,11 +230,7 @@ func parseProblem(rest string, parseErr error) error {
 		}
 	}
 	if hasPort && strings.ContainsFunc(port, func(r rune) bool { return r < '0' || r > '9' }) {
-		if strings.Contains(rest[len(authority):], "@") {
-			// "http://user:pa/ss@host" ends its host at the '/'.
-			return errors.New("URL port is not a number from 1 to 65535; if the user name or password holds '/' or '?', write it as %2F or %3F")
-		}
-		return errors.New("URL port is not a number from 1 to 65535")
+		return errBadPort(rest)
 	}
 	if strings.HasPrefix(hostport, "[") {
 		return errNotIPv6
@@ -245,6 +243,18 @@ func parseProblem(rest string, parseErr error) error {
 		return errors.New("URL host holds a character that a host name cannot hold")
 	}
 	return errors.New("URL does not parse")
+}
+
+// errBadPort says that the port of a URL is not one, from rest, the text
+// after "://". When an '@' comes after the host, the "port" is likely the
+// start of a password that holds '/' or '?': "http://user:pa/ss@host"
+// ends its host at the '/'.
+func errBadPort(rest string) error {
+	authority := rest[:strings.IndexAny(rest+"/", "/?")]
+	if strings.Contains(rest[len(authority):], "@") {
+		return errors.New("URL port is not a number from 1 to 65535; if the user name or password holds '/' or '?', write it as %2F or %3F")
+	}
+	return errors.New("URL port is not a number from 1 to 65535")
 }
 
 var errNotIPv6 = errors.New("URL host in brackets is not an IPv6 address")

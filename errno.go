@@ -2,17 +2,18 @@
 
 package blocklag
 
-import (
-	"errors"
-	"syscall"
-)
+import "syscall"
 
-// errnoIn returns the syscall.Errno that err's chain holds, if any. Plan 9
-// has no Errno, hence a file of its own.
-func errnoIn(err error) (error, bool) {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno, true
+// errnoOf returns the syscall.Errno that e is, itself or through an As
+// method, as errors.As would find it in e; nil when none. Plan 9 has no
+// Errno, hence a file of its own.
+func errnoOf(e error) error {
+	if errno, ok := e.(syscall.Errno); ok {
+		return errno
 	}
-	return nil, false
+	var errno syscall.Errno
+	if as, ok := e.(interface{ As(any) bool }); ok && as.As(&errno) {
+		return errno
+	}
+	return nil
 }

@@ -1,5 +1,5 @@
 package blocklag
 
-// errnoIn finds nothing: Plan 9 reports system errors as text, with no
+// errnoOf finds nothing: Plan 9 reports system errors as text, with no
 // number to keep.
-func errnoIn(error) (error, bool) { return nil, false }
+func errnoOf(error) error { return nil }

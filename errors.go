@@ -17,13 +17,45 @@ import (
 // [*CheckError].
 //
 // Its message names the endpoint's ID and may show the host and port that a
-// dial used, a value the provider sent (quoted and clipped) and a transport
-// error's text (clipped), with every configured endpoint's secrets masked in
-// both. It never shows a URL's user name, password, path (other than "/")
-// or query, in any form, nor a rune that [strconv.IsPrint] rejects or a
-// byte that is not valid UTF-8: those are escaped, so a message is always
-// one printable line. The same holds for every error reachable from it by
-// unwrapping, and for every field of the types below.
+// dial used, and text from outside: a value the provider sent, a transport
+// error's text (net/http's, a proxy's, a Base's). Outside text is clipped
+// and shown inside Go double quotes, so that none of it can read as the
+// message's own words; no message holds a rune that [strconv.IsPrint]
+// rejects or a byte that is not valid UTF-8: those are escaped, so a
+// message is always one printable line.
+//
+// No message shows a secret of any configured endpoint's URL (endpoints of
+// one provider share hosts and connections, so one's error may quote
+// another's request). The secrets of a URL are:
+//   - its user name and its password, at any length, and the whole user
+//     information; an empty one has none;
+//   - the base64 of "user:password" that a Basic Authorization header
+//     carries, with and without its padding;
+//   - its path unless it is "/", and its query;
+//   - each path segment and each query value (split at both '&' and ';';
+//     a bare key counts as a value) on its own, when it is at least 8
+//     bytes long as written in the URL. Hosted providers' keys are longer,
+//     while the short parts of their URL formats (v3, eth, mainnet, the 1 of
+//     ?chain=1) are words that a message must be free to show; a short part
+//     is still hidden wherever the whole path or query shows.
+//
+// Each is looked for in every form in which a text may hold it: as written
+// in the URL, escapes and all; percent-decoded; percent-escaped as a path
+// and as a query, with upper- or lower-case hex digits; and each of those
+// as Go quotes it, as encoding/json writes it (escaping '&', '<' and '>' or
+// not, and with '/' escaped too), and as an encoder that writes only ASCII
+// does (\u00e9, as Python's does by default). Every form is found in the
+// text as the message finally shows it, after escaping and after numbers
+// are written, so that neither an escape (\a before "bcdef...") nor a
+// number (an RPC error code equal to a numeric query value) can complete a
+// secret; nor can the quoting of a log handler (slog's, encoding/json's).
+// A found stretch is shown as "[redacted]", widened to whole characters
+// and escapes, so that masking never unescapes a quote.
+//
+// The same holds for every error reachable from a ProbeError by unwrapping,
+// for every field of the types below, and for the text forms of [Status].
+// A field that holds a number (RPCError.Code, ChainIDError.Got) keeps the
+// number.
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
@@ -35,21 +67,38 @@ type ProbeError struct {
 	// once, when the probe fails, and Err wraps only stand-ins for the
 	// standard errors it matched (the context errors,
 	// [os.ErrDeadlineExceeded], [io.ErrUnexpectedEOF], [io.EOF], a
-	// [syscall.Errno], and a [net.Error] that keeps Timeout). A Base's own
-	// error types are therefore not reachable with [errors.As]: their
-	// methods could show what the message hides, or change later.
+	// [syscall.Errno], and a [net.Error] that keeps Timeout), looking at
+	// no more than the first 64 errors of its chain. A Base's own error
+	// types are therefore not reachable with [errors.As]: their methods
+	// could show what the message hides, or change later.
 	Err error
+
+	// secrets are the Monitor's, which Check sets; nil in a ProbeError built
+	// by hand, whose message then masks nothing.
+	secrets *secrets
 }
 
 // Error reads `blocklag: endpoint "ID": ` and then Err's text. In a
 // ProbeError built by hand, any rune of that text that is not safe to show
-// is escaped too.
+// is escaped too. A nil *ProbeError reads "blocklag: nil ProbeError".
 func (e *ProbeError) Error() string {
+	if e == nil {
+		return "blocklag: " + e.line()
+	}
+	return e.secrets.shown("blocklag: " + e.line())
+}
+
+// line is the message without its prefix, unmasked: how a CheckError
+// lists it.
+func (e *ProbeError) line() string {
+	if e == nil {
+		return "nil ProbeError"
+	}
 	var reason string
 	if e.Err != nil {
 		reason = escape(e.Err.Error())
 	}
-	return fmt.Sprintf("blocklag: endpoint %q: %s", e.Endpoint, reason)
+	return "endpoint " + strconv.Quote(string(e.Endpoint)) + ": " + reason
 }
 
 // Unwrap returns the reason the probe failed.
@@ -57,8 +106,12 @@ func (e *ProbeError) Unwrap() error { return e.Err }
 
 // Reason classifies the failure by the codes in Err alone, never by message
 // text: the first of the Reason constants, in the order they are listed,
-// whose description matches.
+// whose description matches. A nil *ProbeError, like one without Err,
+// is ReasonTransport.
 func (e *ProbeError) Reason() Reason {
+	if e == nil {
+		return ReasonTransport
+	}
 	var status *StatusError
 	var rpc *RPCError
 	var ne net.Error
@@ -115,10 +168,15 @@ type CheckError struct {
 	// probes is how many endpoints the Check probed; zero in a CheckError
 	// not made by Check, whose message then counts only Errors.
 	probes int
+
+	// secrets are the Monitor's, which Check sets, as in ProbeError.
+	secrets *secrets
 }
 
-// Error reads, for example, `blocklag: 1 of 2 probes failed, verdicts
-// published: ` and then each ProbeError's message, separated by "; ".
+// Error reads, for example, `blocklag: 2 of 3 probes failed, verdicts
+// published: endpoint "a": HTTP status 429; endpoint "b": timed out after
+// 2s`: "blocklag:" once, then each ProbeError's message without that
+// prefix, separated by "; ".
 func (e *CheckError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, ", len(e.Errors), max(e.probes, len(e.Errors)))
@@ -133,9 +191,9 @@ func (e *CheckError) Error() string {
 		} else {
 			b.WriteString("; ")
 		}
-		b.WriteString(pe.Error())
+		b.WriteString(pe.line())
 	}
-	return b.String()
+	return e.secrets.shown(b.String())
 }
 
 // Unwrap returns the ProbeErrors, so that [errors.Is] and [errors.As] look
@@ -162,17 +220,19 @@ type RPCError struct {
 	// Code is the error's code.
 	Code int
 
-	// Message is the provider's message exactly as the ProbeError's text
-	// shows it between quotes: with every endpoint's secrets masked, every
-	// rune that strconv.IsPrint rejects escaped as Go quotes it, and clipped
-	// to 100 bytes of the provider's text, in which case it ends in "...".
+	// Message is the provider's message as the ProbeError's text shows it
+	// between quotes: escaped as Go quotes it, with every endpoint's
+	// secrets masked, and clipped to 100 bytes, in which case it ends in
+	// "...".
 	Message string
+
+	secrets *secrets // as in ProbeError
 }
 
 // Error reads `RPC error -32005: "limit exceeded"`. Message is already
 // escaped; only in an RPCError built by hand is anything escaped again.
 func (e *RPCError) Error() string {
-	return "RPC error " + strconv.Itoa(e.Code) + `: "` + escape(e.Message) + `"`
+	return e.secrets.shown("RPC error " + strconv.Itoa(e.Code) + `: "` + escape(e.Message) + `"`)
 }
 
 // ErrorCode returns Code, so that go-ethereum's rpc.Error interface finds
@@ -183,11 +243,13 @@ func (e *RPCError) ErrorCode() int { return e.Code }
 // eth_chainId with another chain.
 type ChainIDError struct {
 	Got, Want uint64
+
+	secrets *secrets // as in ProbeError
 }
 
 // Error reads "chain ID 11155111 (0xaa36a7), want 1".
 func (e *ChainIDError) Error() string {
-	return fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want)
+	return e.secrets.shown(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
 }
 
 // ErrBadAnswer is matched, through [errors.Is], by every failure of an

@@ -46,7 +46,7 @@ func rpcIs(code int, message string) func(error) bool {
 func chainIs(got, want uint64) func(error) bool {
 	return func(err error) bool {
 		var ce *ChainIDError
-		return errors.As(err, &ce) && *ce == ChainIDError{Got: got, Want: want}
+		return errors.As(err, &ce) && ce.Got == got && ce.Want == want
 	}
 }
 

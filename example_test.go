@@ -204,7 +204,7 @@ func ExampleCheckError() {
 	fmt.Println("backup eligible:", monitor.Eligible("backup"))
 
 	// Output:
-	// blocklag: 1 of 2 probes failed, verdicts published: blocklag: endpoint "backup": HTTP status 503
+	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "backup": HTTP status 503
 	// published: true
 	// backup failed: http_status
 	// primary eligible: true

@@ -56,10 +56,10 @@ var errProbeTimeout = errors.New("probe timeout")
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	id, err := m.fetch(ctx, ep, chainIDRequest)
 	if err != nil {
-		return fmt.Errorf("chain ID request: %w", err)
+		return &prefixed{prefix: "chain ID request", err: err, secrets: m.secrets}
 	}
 	if id != m.chainID {
-		return &ChainIDError{Got: id, Want: m.chainID}
+		return &ChainIDError{Got: id, Want: m.chainID, secrets: m.secrets}
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return 0, m.sendError(ctx, err)
+		return 0, m.sendError(ctx, "", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -97,12 +97,12 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		if n > resp.ContentLength {
 			// Only a custom Base can hand over more than it stated:
 			// http.Transport stops at the length.
-			return 0, &badAnswer{msg: fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength)}
+			return 0, &badAnswer{msg: m.secrets.shown(fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength))}
 		}
 		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
 	}
 	if err != nil {
-		return 0, m.sendError(ctx, fmt.Errorf("reading answer: %w", err))
+		return 0, m.sendError(ctx, "reading answer", err)
 	}
 	height, refused := judge(body)
 	if refused != nil {
@@ -118,12 +118,29 @@ func statesLength(resp *http.Response) bool {
 	return resp.ContentLength > 0 || resp.ContentLength == 0 && resp.Header.Get("Content-Length") != ""
 }
 
-// sendError explains why sending a request or reading its answer
-// failed: the probe's own timeout when that is what ended it, and otherwise
-// transportError's fixed copy of err, with every endpoint's secrets masked.
-func (m *Monitor) sendError(ctx context.Context, err error) error {
+// sendError explains why sending a request or reading its answer failed,
+// after the words doing (none when empty): the probe's own timeout when
+// that is what ended it, and otherwise transportError's fixed copy of err,
+// with every endpoint's secrets masked.
+func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	if context.Cause(ctx) == errProbeTimeout {
-		return fmt.Errorf("timed out after %v: %w", m.probeTimeout, context.DeadlineExceeded)
+		return &prefixed{prefix: fmt.Sprintf("timed out after %v", m.probeTimeout), err: context.DeadlineExceeded, secrets: m.secrets}
 	}
-	return transportError(err, m.secrets)
+	err = transportError(err, m.secrets)
+	if doing != "" {
+		err = &prefixed{prefix: doing, err: err, secrets: m.secrets}
+	}
+	return err
 }
+
+// prefixed is err after a few words that say what failed, its message
+// masked whole: the words and err's text together may show what neither
+// shows alone.
+type prefixed struct {
+	prefix  string
+	err     error
+	secrets *secrets
+}
+
+func (e *prefixed) Error() string { return e.secrets.shown(e.prefix + ": " + e.err.Error()) }
+func (e *prefixed) Unwrap() error { return e.err }

@@ -2,22 +2,25 @@ package blocklag
 
 import (
 	"context"
+	"fmt"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // transportError turns an error from sending a probe or reading its answer
 // into one that is safe to show and that stays as it is. net/http's
 // *url.Error, which quotes the whole URL, is dropped in favour of what it
-// wraps. The text of what remains is read once, here: every secret of every
-// endpoint is masked in it and it is rendered with printable. The result
+// wraps. The text of what remains is read once, here, and only as far as
+// the message shows it: quoted, masked and clipped by quote. The result
 // never unwraps to err or to anything in err's chain, only to stand-ins for
 // the standard errors that chain matched (see standIns): a Base's error may
 // have an As or Format method, or a text that changes later, and any of
@@ -26,7 +29,7 @@ func transportError(err error, s *secrets) error {
 	if ue, ok := err.(*url.Error); ok && ue.Err != nil {
 		err = ue.Err
 	}
-	return &redactedError{msg: printable(s.mask(err.Error())), inner: standIns(err)}
+	return &redactedError{msg: s.shown(s.quote(err.Error(), maxTransportText)), inner: standIns(err)}
 }
 
 // redactedError is a transport error reduced to its masked, escaped text
@@ -43,23 +46,84 @@ func (e *redactedError) Unwrap() []error { return e.inner }
 // standIns returns what a caller may ask of a transport error with
 // errors.Is and errors.As, in values whose text is fixed and that keep no
 // reference to err: each standard sentinel that err's chain matches, the
-// syscall.Errno it holds (a number, whose text the system defines), and a
-// netError that keeps only whether the chain's net.Error is a timeout.
+// first syscall.Errno it holds (a number, whose text the system defines),
+// and a netError that keeps only whether the chain's first net.Error is a
+// timeout. It looks at the first maxChain errors of the chain, in the order
+// errors.Is and errors.As visit them, and no further: a Base's error that
+// unwraps to itself, or to an endless chain, would keep them looking for
+// ever.
 func standIns(err error) []error {
+	sentinels := []error{context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, io.ErrUnexpectedEOF, io.EOF}
+	matched := make([]bool, len(sentinels))
+	var errno error
+	var ne net.Error
+	pending := []error{err} // a stack: the next error to look at is last
+	for seen := 0; len(pending) > 0 && seen < maxChain; seen++ {
+		e := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if e == nil {
+			continue
+		}
+		for i, std := range sentinels {
+			matched[i] = matched[i] || matches(e, std)
+		}
+		if errno == nil {
+			errno = errnoOf(e)
+		}
+		if ne == nil {
+			ne = netErrorOf(e)
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			pending = append(pending, u.Unwrap())
+		case interface{ Unwrap() []error }:
+			inner := u.Unwrap()
+			for i := len(inner) - 1; i >= 0; i-- {
+				pending = append(pending, inner[i])
+			}
+		}
+	}
 	var found []error
-	for _, std := range []error{context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, io.ErrUnexpectedEOF, io.EOF} {
-		if errors.Is(err, std) {
+	for i, std := range sentinels {
+		if matched[i] {
 			found = append(found, std)
 		}
 	}
-	if errno, ok := errnoIn(err); ok {
+	if errno != nil {
 		found = append(found, errno)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) {
+	if ne != nil {
 		found = append(found, netError{timeout: ne.Timeout()})
 	}
 	return found
+}
+
+// maxChain is how many errors of a transport error's chain standIns looks
+// at. Real chains are a handful deep.
+const maxChain = 64
+
+// matches reports whether e itself, not its chain, is target as errors.Is
+// sees it: equal, or saying so through an Is method. Every target is a
+// comparable sentinel, so the comparison cannot panic.
+func matches(e, target error) bool {
+	if e == target {
+		return true
+	}
+	is, ok := e.(interface{ Is(error) bool })
+	return ok && is.Is(target)
+}
+
+// netErrorOf returns e as a net.Error, as errors.As would find it in e
+// itself, or nil.
+func netErrorOf(e error) net.Error {
+	if ne, ok := e.(net.Error); ok {
+		return ne
+	}
+	var ne net.Error
+	if as, ok := e.(interface{ As(any) bool }); ok && as.As(&ne) {
+		return ne
+	}
+	return nil
 }
 
 // netError stands in for a net.Error from a transport error's chain,
@@ -80,11 +144,11 @@ func (e netError) Timeout() bool { return e.timeout }
 func (e netError) Temporary() bool { return false }
 
 // secrets finds every form of every configured endpoint's secrets in a
-// text. Each endpoint's messages mask all endpoints' secrets, since
-// endpoints of one provider share hosts, connections and Bases, so that
-// one's error may quote another's request. New builds it once; it is
-// read-only afterwards, and safe for concurrent use. A nil *secrets holds
-// none.
+// text, the forms that ProbeError's documentation lists. Each endpoint's
+// messages mask all endpoints' secrets, since endpoints of one provider
+// share hosts, connections and Bases, so that one's error may quote
+// another's request. New builds it once; it is read-only afterwards, and
+// safe for concurrent use. A nil *secrets holds none.
 //
 // The forms make up an Aho-Corasick automaton: a trie of the forms in
 // which each state also knows where to fall back when the text stops
@@ -111,6 +175,11 @@ type secrets struct {
 	// or 0 when none does. Every other form that ends there is a suffix of
 	// that one, so masking the longest masks them all.
 	longest []int32
+
+	// reach is how far past a byte of a text the masking of that byte can
+	// depend on: the longest form, and the longest unit (an escape) that a
+	// masked stretch is widened to. quote reads that far past what it shows.
+	reach int
 }
 
 // edge is the key in secrets.next of the edge from state s by byte c.
@@ -122,7 +191,7 @@ func newSecrets(rawURLs ...string) *secrets {
 	var forms []string
 	for _, raw := range rawURLs {
 		if u, err := url.Parse(raw); err == nil {
-			forms = append(forms, secretForms(u)...)
+			forms = append(forms, secretForms(raw, u)...)
 		}
 	}
 	return secretsOf(forms...)
@@ -144,6 +213,7 @@ func secretsOf(forms ...string) *secrets {
 	for _, f := range forms {
 		if f != "" {
 			live = append(live, growing{form: f})
+			s.reach = max(s.reach, len(f)+maxUnit)
 		}
 	}
 	for depth := 0; len(live) > 0; depth++ {
@@ -197,39 +267,118 @@ func (s *secrets) step(state int32, c byte) int32 {
 	}
 }
 
-// scan calls found, for each byte of text at which some form ends, with
-// the start and end of the longest form that ends there, in order of end;
-// it stops early when found returns false.
-func (s *secrets) scan(text string, found func(start, end int) bool) {
+// empty reports whether s holds no form, so that masking changes nothing.
+func (s *secrets) empty() bool { return s == nil || len(s.fail) == 1 }
+
+// marker is what a masked stretch shows instead.
+const marker = "[redacted]"
+
+// spans returns the stretches of text to mask, as [start, end) pairs, in
+// order and apart from one another. Every occurrence of every form is found
+// in text as given before any is masked, so forms that overlap, touch or
+// contain one another make one stretch. Each stretch is then widened to
+// whole units (see unit), so that masking never leaves half of a character
+// or of an escape: a masked '\' that began `\"` would leave the quote
+// unescaped, free to end the quoted text early. An occurrence that lies
+// inside a marker that text already holds is no secret shown, but a
+// stretch that reaches into one takes it whole.
+func (s *secrets) spans(text string) [][2]int {
+	if s.empty() {
+		return nil
+	}
+	hasMarker := strings.Contains(text, marker)
+	var spans [][2]int
 	state := int32(0)
 	for i := 0; i < len(text); i++ {
 		state = s.step(state, text[i])
-		if n := int(s.longest[state]); n > 0 && !found(i+1-n, i+1) {
-			return
+		n := int(s.longest[state])
+		if n == 0 {
+			continue
 		}
+		start, end := i+1-n, i+1
+		if hasMarker && insideMarker(text, start, end) {
+			continue
+		}
+		spans = addSpan(spans, start, end)
 	}
+	if spans == nil {
+		return nil
+	}
+	// Widen each stretch to whole units, in one pass over text: units
+	// begin only where the previous one ends, so an escape is told from a
+	// backslash that an escape holds by reading from the start.
+	widened := spans[:0:0]
+	next := 0 // the next stretch to widen
+	for i := 0; i < len(text) && (next < len(spans) || widened[len(widened)-1][1] > i); {
+		n := unit(text, i, hasMarker)
+		for next < len(spans) && spans[next][0] < i+n {
+			span := spans[next]
+			span[0] = min(span[0], i)
+			widened = addSpan(widened, span[0], span[1])
+			next++
+		}
+		if last := len(widened) - 1; last >= 0 && widened[last][1] > i && widened[last][1] < i+n {
+			widened[last][1] = i + n
+		}
+		i += n
+	}
+	return widened
 }
 
-// mask replaces each stretch of text covered by occurrences of secret
-// forms with "[redacted]". Every occurrence is found in text as given
-// before any is replaced, so forms that overlap, touch or contain one
-// another are masked whole, as one stretch.
-func (s *secrets) mask(text string) string {
-	if s == nil || len(s.fail) == 1 {
-		return text
+// addSpan adds the stretch [start, end) to spans, which are in order and
+// apart, merging it with the ones it overlaps or touches; it starts no
+// earlier than the last one does, or reaches back over those it merges.
+func addSpan(spans [][2]int, start, end int) [][2]int {
+	for n := len(spans); n > 0 && start <= spans[n-1][1]; n-- {
+		start, end = min(start, spans[n-1][0]), max(end, spans[n-1][1])
+		spans = spans[:n-1]
 	}
-	// spans are the stretches to mask, as [start, end) pairs, in order and
-	// apart from one another. An occurrence ends no earlier than those
-	// found before it, so it can only reach back over the last spans.
-	var spans [][2]int
-	s.scan(text, func(start, end int) bool {
-		for n := len(spans); n > 0 && start <= spans[n-1][1]; n-- {
-			start = min(start, spans[n-1][0])
-			spans = spans[:n-1]
+	return append(spans, [2]int{start, end})
+}
+
+// maxUnit is the length of the longest unit: an escape \UXXXXXXXX, and a
+// marker.
+const maxUnit = len(marker)
+
+// unit returns the length of the piece of text that starts at i and that
+// masking keeps whole: an escape as Go and JSON write them (a backslash
+// and one character, or \xXX, \uXXXX, \UXXXXXXXX), a marker when text holds
+// one, or else one character (one byte when it is not valid UTF-8).
+func unit(text string, i int, hasMarker bool) int {
+	n := 1
+	switch {
+	case hasMarker && strings.HasPrefix(text[i:], marker):
+		n = len(marker)
+	case text[i] == '\\' && i+1 < len(text):
+		switch text[i+1] {
+		case 'x':
+			n = 4
+		case 'u':
+			n = 6
+		case 'U':
+			n = 10
+		default:
+			n = 2
 		}
-		spans = append(spans, [2]int{start, end})
-		return true
-	})
+	default:
+		_, n = utf8.DecodeRuneInString(text[i:])
+	}
+	return min(n, len(text)-i)
+}
+
+// insideMarker reports whether text[start:end] lies within a marker.
+func insideMarker(text string, start, end int) bool {
+	for m := max(0, end-len(marker)); m <= start; m++ {
+		if strings.HasPrefix(text[m:], marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// mask replaces each stretch that spans finds with the marker.
+func (s *secrets) mask(text string) string {
+	spans := s.spans(text)
 	if spans == nil {
 		return text
 	}
@@ -237,7 +386,7 @@ func (s *secrets) mask(text string) string {
 	shown := 0
 	for _, span := range spans {
 		b.WriteString(text[shown:span[0]])
-		b.WriteString("[redacted]")
+		b.WriteString(marker)
 		shown = span[1]
 	}
 	b.WriteString(text[shown:])
@@ -245,64 +394,152 @@ func (s *secrets) mask(text string) string {
 }
 
 // holds reports whether text shows any secret form.
-func (s *secrets) holds(text string) bool {
-	if s == nil {
-		return false
+func (s *secrets) holds(text string) bool { return s.spans(text) != nil }
+
+// shown masks text, a message or field in its final form, so that it shows
+// no secret form, neither as it stands nor once a log handler quotes it:
+// slog's TextHandler quotes as Go does, its JSONHandler and encoding/json
+// as JSON does (the latter also escaping '&', '<' and '>'), and such an
+// escape may complete a form, as `\u0026` before "bcdef..." completes the
+// key "u0026bcdef...". So text is masked as it is, then in each quoted
+// form, each time unquoted again: masking takes whole escapes, so the
+// quoted form stays one that unquotes, and quoting the result gives back
+// the masked form. A later round only replaces stretches with markers,
+// which no quoting changes, so it keeps what an earlier one made sure of.
+// text must be valid UTF-8, as every message is.
+func (s *secrets) shown(text string) string {
+	if s.empty() {
+		return text
 	}
-	held := false
-	s.scan(text, func(int, int) bool {
-		held = true
-		return false
-	})
-	return held
+	text = s.mask(text)
+	for _, q := range []struct {
+		quote   func(string) string
+		unquote func(string) (string, error)
+	}{
+		{goQuoted, strconv.Unquote},
+		{func(t string) string { return jsonQuoted(t, true) }, jsonUnquote},
+		{func(t string) string { return jsonQuoted(t, false) }, jsonUnquote},
+	} {
+		quoted := q.quote(text)
+		masked := s.mask(quoted)
+		if masked == quoted {
+			continue
+		}
+		unquoted, err := q.unquote(`"` + masked + `"`)
+		if err != nil {
+			return marker // cannot happen, as said above; hide it all
+		}
+		text = unquoted
+	}
+	return text
 }
 
+// goQuoted is text as strconv.Quote writes it, without the quotes.
+func goQuoted(text string) string {
+	q := strconv.Quote(text)
+	return q[1 : len(q)-1]
+}
+
+// jsonQuoted is text as encoding/json writes a string, without the quotes,
+// escaping '&', '<' and '>' or not.
+func jsonQuoted(text string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	enc.Encode(text) // a string always encodes
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+func jsonUnquote(quoted string) (string, error) {
+	var text string
+	err := json.Unmarshal([]byte(quoted), &text)
+	return text, err
+}
+
+// asciiJSON is text as a JSON encoder that writes only ASCII does, as
+// Python's json module does by default, without the quotes: every rune
+// outside ASCII as \uXXXX, in lower-case hex, beyond U+FFFF as a UTF-16
+// pair; the quote, the backslash and the control characters escaped as
+// JSON requires; an invalid byte as the replacement character.
+func asciiJSON(text string) string {
+	var b strings.Builder
+	for _, r := range text { // an invalid byte comes as utf8.RuneError
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r >= utf8.RuneSelf:
+			if r > 0xffff {
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// minAlone is how long, in bytes as written in the URL, a path segment or
+// a query value must be to count as a secret on its own. Every hosted
+// provider's key is longer (32 to 64 bytes); the short parts of their URL
+// formats (v3, eth, mainnet, the 1 of ?chain=1) are words, and masking
+// those wherever they appear made messages unreadable.
+const minAlone = 8
+
 // secretForms lists every form in which a text may show a secret part of
-// u. Providers put API keys in the userinfo, the path and the query, and
-// echo them back whole or on their own, so the forms are: the user name,
-// the password and the whole userinfo; the base64 of "user:password" that
-// a Basic Authorization header carries, with and without its padding; the
-// path (unless it is "/") and each of its segments; the query, and each
-// value in it, split at both '&' and ';'. Each comes raw, as written in
-// the URL, and decoded or escaped as net/http and url.Values show it; and
-// each of those also as Go's %q quotes it, which is how *url.Error prints
-// a URL, and as a JSON string holds it, from Go's encoder (which escapes
-// '&', '<' and '>') or one that also escapes '/'. The whole userinfo and
-// path come along with their parts so that an echo of either is masked as
-// one stretch. Forms may be empty or repeat one another.
-//
-// The price of this is that a short secret part is masked wherever it
-// appears: with the path /v3/KEY, the text "v3" is hidden in every message
-// of every endpoint.
-func secretForms(u *url.URL) []string {
-	var forms []string
+// the URL raw, which parses as u: the parts and forms that ProbeError's
+// documentation lists. Forms may repeat one another.
+func secretForms(raw string, u *url.URL) []string {
+	var spellings []string // each part as a text may spell it, before quoting
+	_, rest, _ := strings.Cut(raw, "://")
+	authority := rest[:strings.IndexAny(rest+"/", "/?")] // as url.Parse finds it
+	afterAuthority := rest[len(authority):]
 	if u.User != nil {
 		name := u.User.Username()
 		password, hasPassword := u.User.Password()
-		basic := base64.StdEncoding.EncodeToString([]byte(name + ":" + password))
-		userinfo := name
-		if hasPassword {
-			userinfo += ":" + password
-		}
-		forms = append(forms,
-			name, url.User(name).String(),
-			password, strings.TrimPrefix(url.UserPassword("", password).String(), ":"),
-			userinfo, u.User.String(),
-			// http.Client sends this in Authorization whether or not
-			// the URL has a password; an echo may drop its padding.
-			basic, strings.TrimRight(basic, "="))
-	}
-	if u.Path != "/" {
-		escaped := u.EscapedPath()
-		forms = append(forms, u.Path, escaped)
-		for _, segment := range strings.Split(escaped, "/") {
-			forms = append(forms, segment)
-			if decoded, err := url.PathUnescape(segment); err == nil {
-				forms = append(forms, decoded)
+		if name != "" || password != "" {
+			written := authority[:max(0, strings.LastIndex(authority, "@"))]
+			writtenName, writtenPassword, _ := strings.Cut(written, ":")
+			userinfo := name
+			if hasPassword {
+				userinfo += ":" + password
+			}
+			basic := base64.StdEncoding.EncodeToString([]byte(name + ":" + password))
+			spellings = append(spellings,
+				written, userinfo, u.User.String(),
+				// http.Client sends this in Authorization whether or
+				// not the URL has a password; an echo may drop its
+				// padding.
+				basic, strings.TrimRight(basic, "="))
+			for _, part := range [][2]string{{writtenName, name}, {writtenPassword, password}} {
+				if part[1] != "" {
+					spellings = append(spellings, part[0], part[1],
+						strings.TrimPrefix(url.UserPassword("", part[1]).String(), ":"),
+						url.PathEscape(part[1]), url.QueryEscape(part[1]))
+				}
 			}
 		}
 	}
-	forms = append(forms, u.RawQuery, u.Query().Encode())
+	writtenPath, _, _ := strings.Cut(afterAuthority, "?")
+	if u.Path != "/" {
+		spellings = append(spellings, writtenPath, u.Path, u.EscapedPath())
+		for _, segment := range strings.Split(writtenPath, "/") {
+			if len(segment) >= minAlone {
+				spellings = append(spellings, decodings(segment)...)
+			}
+		}
+	}
+	spellings = append(spellings, u.RawQuery, u.Query().Encode())
 	// url.Values splits at '&' only and drops pairs holding ';', which
 	// servers may still read as separators, so the pairs are split here.
 	pairs := strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' })
@@ -313,17 +550,67 @@ func secretForms(u *url.URL) []string {
 		if _, v, ok := strings.Cut(pair, "="); ok {
 			value = v
 		}
-		forms = append(forms, value)
-		if decoded, err := url.QueryUnescape(value); err == nil {
-			forms = append(forms, decoded, url.QueryEscape(decoded))
+		if len(value) >= minAlone {
+			spellings = append(spellings, decodings(value)...)
 		}
 	}
-	plain := forms // the loop appends to forms, not to this
-	for _, f := range plain {
-		quoted := strconv.Quote(f)
-		js, _ := json.Marshal(f) // a string always marshals
-		inJSON := string(js[1 : len(js)-1])
-		forms = append(forms, quoted[1:len(quoted)-1], inJSON, strings.ReplaceAll(inJSON, "/", `\/`))
+
+	// Each spelling with its percent-escapes in either case, then each of
+	// those as Go and the JSON encoders write it; and each of the results
+	// once more as Go quotes it, since outside text reaches a message
+	// inside Go's quotes, text that *url.Error quoted included.
+	var cased []string
+	for _, sp := range spellings {
+		cased = append(cased, sp)
+		if strings.Contains(sp, "%") {
+			cased = append(cased, hexCase(sp, unicode.ToUpper), hexCase(sp, unicode.ToLower))
+		}
+	}
+	seen := map[string]bool{}
+	var forms []string
+	add := func(f string) {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			forms = append(forms, f)
+		}
+	}
+	for _, sp := range cased {
+		inJSON := jsonQuoted(sp, true)
+		for _, f := range []string{sp, goQuoted(sp), inJSON, strings.ReplaceAll(inJSON, "/", `\/`),
+			jsonQuoted(sp, false), asciiJSON(sp)} {
+			add(f)
+			add(goQuoted(f))
+		}
 	}
 	return forms
+}
+
+// decodings are the spellings of one path segment or query value: as
+// written, decoded as a path and as a query, and each decoding escaped
+// again as a path and as a query.
+func decodings(written string) []string {
+	out := []string{written}
+	for _, unescape := range []func(string) (string, error){url.PathUnescape, url.QueryUnescape} {
+		if decoded, err := unescape(written); err == nil {
+			out = append(out, decoded, url.PathEscape(decoded), url.QueryEscape(decoded))
+		}
+	}
+	return out
+}
+
+// hexCase is text with the hex digits of each percent-escape in the case
+// that to gives.
+func hexCase(text string, to func(rune) rune) string {
+	b := []byte(text)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' && isHex(b[i+1]) && isHex(b[i+2]) {
+			b[i+1], b[i+2] = byte(to(rune(b[i+1]))), byte(to(rune(b[i+2])))
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

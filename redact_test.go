@@ -290,8 +290,9 @@ func plainMask(text string, forms []string) string {
 // that errors print: the whole URL raw and quoted, the user name, the
 // password, the escaped path, the last path segment decoded and escaped, a
 // query value after '&' and one after ';', each decoded and escaped, and
-// the Basic credentials. Whatever the mix, the message must show no secret
-// and nothing that could forge a log line.
+// the Basic credentials. The path and query secrets are at least 8 bytes
+// long, so that each counts on its own. Whatever the mix, the message must
+// show no secret and nothing that could forge a log line.
 func FuzzRedaction(f *testing.F) {
 	f.Add("api", "pass", "v3/path", "q", `Post %q: dial %s: user %u pass %p path %e query %v %E`)
 	f.Add("pass", "pass", "pass", "pass", "%u%p%e%v")
@@ -300,9 +301,9 @@ func FuzzRedaction(f *testing.F) {
 	f.Fuzz(func(t *testing.T, user, password, path, query, template string) {
 		u := &url.URL{Scheme: "http", Host: "rpc.example",
 			User: url.UserPassword(user+"SECRET", password+"SECRET"),
-			Path: "/" + path + "SECRET",
-			RawQuery: "key=" + url.QueryEscape(query+"SECRET") +
-				";other=" + url.QueryEscape("o"+query+"SECRET")}
+			Path: "/" + path + "_SECRET_",
+			RawQuery: "key=" + url.QueryEscape(query+"_SECRET_") +
+				";other=" + url.QueryEscape("o"+query+"_SECRET_")}
 		target, err := url.Parse(u.String())
 		if err != nil {
 			t.Skip()
@@ -321,8 +322,8 @@ func FuzzRedaction(f *testing.F) {
 			"%q", strconv.Quote(u.String()), "%s", u.String(),
 			"%u", user+"SECRET", "%p", password+"SECRET",
 			"%e", u.EscapedPath(), "%g", lastDecoded, "%G", last,
-			"%v", query+"SECRET", "%E", url.QueryEscape(query+"SECRET"),
-			"%w", "o"+query+"SECRET", "%W", url.QueryEscape("o"+query+"SECRET"),
+			"%v", query+"_SECRET_", "%E", url.QueryEscape(query+"_SECRET_"),
+			"%w", "o"+query+"_SECRET_", "%W", url.QueryEscape("o"+query+"_SECRET_"),
 			"%b", basic,
 		).Replace(template)
 		err = transportError(errors.New(text), newSecrets(target.String()))
@@ -430,7 +431,7 @@ func fixed(text string) func(*http.Request) string {
 // in every endpoint's messages.
 func TestSiblingSecretsAreMasked(t *testing.T) {
 	const (
-		pathA = "/v3/aSECRET?apikey=aqSECRET"
+		pathA = "/v3/a1SECRET?apikey=aq1SECRET"
 		pathB = "/eth/bSECRET?chain=main;token=bqSECRET"
 	)
 	tests := []struct {
@@ -439,7 +440,7 @@ func TestSiblingSecretsAreMasked(t *testing.T) {
 	}{
 		{"a shared Base quoting the other endpoint's URL", func(t *testing.T) (string, string, http.RoundTripper) {
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if strings.Contains(r.URL.Path, "aSECRET") {
+				if strings.Contains(r.URL.Path, "a1SECRET") {
 					return nil, errors.New("pool busy with http://b.example" + pathB)
 				}
 				return nil, errors.New("pool busy with http://a.example" + pathA)
@@ -449,8 +450,8 @@ func TestSiblingSecretsAreMasked(t *testing.T) {
 		{"a shared provider echoing the other endpoint's key", func(t *testing.T) (string, string, http.RoundTripper) {
 			p := newProvider(t, 100)
 			p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
-				theirs := "aSECRET" // a's path segment, for b
-				if strings.Contains(r.URL.Path, "aSECRET") {
+				theirs := "a1SECRET" // a's path segment, for b
+				if strings.Contains(r.URL.Path, "a1SECRET") {
 					theirs = "bqSECRET" // b's query value after ';', for a
 				}
 				io.WriteString(w, rpcErrorAnswer(-32000, "key "+theirs+" is not yours"))
@@ -829,7 +830,7 @@ func (endlessJoin) Unwrap() []error { return []error{endlessJoin{}, endlessJoin{
 // Outside text cannot read as a failure of another endpoint: a TLS
 // certificate's name, quoted by net/http's error, reaches the message
 // inside Go double quotes, so the line still says one failure, of the
-// endpoint that failed, and "blocklag:" once, at its start.
+// endpoint that failed.
 func TestOutsideTextCannotForgeAFailure(t *testing.T) {
 	const name = `evil.example; blocklag: endpoint "primary": RPC error -32005: "limit exceeded"`
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -847,8 +848,8 @@ func TestOutsideTextCannotForgeAFailure(t *testing.T) {
 	if got := strings.Count(msg, `endpoint "`); got != 1 || !strings.Contains(msg, `endpoint "hostile": `) {
 		t.Errorf("message %q reads as %d failures, want one, of hostile", msg, got)
 	}
-	if got := strings.Count(msg, "blocklag:"); got != 1 || !strings.HasPrefix(msg, "blocklag: ") {
-		t.Errorf("message %q says blocklag: %d times, want once, at its start", msg, got)
+	if !strings.HasPrefix(msg, "blocklag: ") || strings.Contains(msg, `; blocklag: endpoint "`) {
+		t.Errorf("message %q does not start with blocklag:, or lists a failure after another", msg)
 	}
 }
 

@@ -94,7 +94,7 @@ func TestQuoteClipsAndEscapesAProvidersValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := quote(tt.text); got != tt.want {
+			if got := (*secrets)(nil).quote(tt.text, maxQuoted); got != tt.want {
 				t.Errorf("quote(%q) = %s, want %s", tt.text, got, tt.want)
 			}
 		})
@@ -121,13 +121,14 @@ var hostileRunes = []struct{ name, text, escaped string }{
 	{"an invalid UTF-8 byte", "\xff", `\xff`},
 }
 
-// A transport error's text is shown unquoted, with each hostile rune
-// escaped as Go's quoting escapes it, and clipped without cutting an escape.
-func TestPrintableEscapesAndClipsTransportText(t *testing.T) {
+// A transport error's text is shown as Go quotes it, so that its quotes
+// cannot close the quoted text early, with each hostile rune escaped, and
+// clipped without cutting an escape.
+func TestQuotedEscapesAndClipsTransportText(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"plain text is kept", `unexpected EOF "x" \ é`, `unexpected EOF "x" \ é`},
+		{"plain text is kept, its quotes and backslashes escaped", `unexpected EOF "x" \ é`, `unexpected EOF \"x\" \\ é`},
 		{"long text is clipped", strings.Repeat("a", maxTransportText+1), strings.Repeat("a", maxTransportText) + "..."},
 		{"an escape is not cut in two", strings.Repeat("a", maxTransportText-3) + "\u2028", strings.Repeat("a", maxTransportText-3) + "..."},
 		{"escapes count toward the limit", strings.Repeat("\x00", maxTransportText), strings.Repeat(`\x00`, maxTransportText/4) + "..."},
@@ -139,8 +140,8 @@ func TestPrintableEscapesAndClipsTransportText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := printable(tt.text); got != tt.want {
-				t.Errorf("printable(%q) = %q, want %q", tt.text, got, tt.want)
+			if got := (*secrets)(nil).quoted(tt.text, maxTransportText); got != tt.want {
+				t.Errorf("quoted(%q) = %q, want %q", tt.text, got, tt.want)
 			}
 		})
 	}
