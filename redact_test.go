@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unicode/utf16"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -895,4 +897,188 @@ func TestShortURLPartsLeaveMessagesReadable(t *testing.T) {
 			t.Errorf("ProbeError %v; want it to read the address %s whole", pe, addr)
 		}
 	})
+}
+
+// FuzzFinalMessageShowsNoSecret configures an endpoint whose user name,
+// password, path segment and query value are fuzzed, beside a sibling
+// with a key of its own, and fails both probes with a fuzzed text: a Base's
+// error for the one and a provider's RPC error, whose code is the query
+// value when that is a number, for the other; a third answers, so that
+// the Check publishes. No form of either endpoint's
+// secrets may show in any text that reaches an operator: each error's
+// message all the way down, and that message as a log handler or the JSON
+// of Status quotes it. The forms are worked out here, apart from the code
+// under test, from the list in ProbeError's documentation; an occurrence
+// that overlaps a "[redacted]" is not a secret shown. Run longer with:
+// go test -run '^$' -fuzz FuzzFinalMessageShowsNoSecret -fuzztime 5m -parallel 1
+func FuzzFinalMessageShowsNoSecret(f *testing.F) {
+	const rest = "bcdef0123456789abcdef0123456789"
+	f.Add("admin", "p&ssKilo42=w0rd", "a"+rest, "98765432", "project \a"+rest+" unknown")
+	f.Add("", "", "u0026"+rest, "1", "key &"+rest)
+	f.Add("us er", "pa\"ss", "caf\u00e9-0123456789", "k%2Fk%2Fk%2Fk", `{"id":"caf\u00e9-0123456789","k":"k/k/k/k"}`)
+	f.Add("a", "b", "x1b"+rest, "v", "\x1b"+rest+" \xab"+rest)
+	f.Fuzz(func(t *testing.T, user, password, segment, value, text string) {
+		if len(text) > 2000 || len(user)+len(password)+len(segment)+len(value) > 300 {
+			t.Skip()
+		}
+		u := &url.URL{Scheme: "http", Host: "rpc.example", Path: "/v3/" + segment, RawQuery: "chain=1&key=" + url.QueryEscape(value)}
+		if user != "" || password != "" {
+			u.User = url.UserPassword(user, password)
+		}
+		const siblingKey = "0123456789abcdef0123456789abcdef"
+		sibling := "http://rpc.example/eth/" + siblingKey
+		code, err := strconv.Atoi(value)
+		if err != nil {
+			code = -32000
+		}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			switch {
+			case r.URL.Host == "good.example":
+				return response(r, http.StatusOK, answer(100), -1), nil
+			case strings.Contains(r.URL.Path, siblingKey):
+				return response(r, http.StatusOK, rpcErrorAnswer(code, text), -1), nil
+			}
+			return nil, errors.New(text)
+		})
+		m, err := New(Config{Endpoints: named("a", u.String(), "b", sibling, "good", "http://good.example/"), Base: base})
+		if err != nil {
+			t.Skip() // New rejects the URL
+		}
+		err = check(m)
+		if len(probeErrors(t, err)) != 2 {
+			t.Fatalf("Check = %v, want both probes failed", err)
+		}
+		var texts []string
+		eachError(err, func(e error) {
+			msg := e.Error()
+			js, _ := json.Marshal(msg)
+			var plain strings.Builder
+			enc := json.NewEncoder(&plain)
+			enc.SetEscapeHTML(false)
+			enc.Encode(msg)
+			texts = append(texts, msg, strconv.Quote(msg), string(js), plain.String())
+		})
+		// The error members of Status's JSON, as encoded; the rest of it
+		// holds words of its own.
+		js, _ := json.Marshal(m.Status())
+		var st struct{ Endpoints []struct{ Error json.RawMessage } }
+		if err := json.Unmarshal(js, &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range st.Endpoints {
+			texts = append(texts, string(e.Error))
+		}
+		forms := oracleForms(t, u.String())
+		forms = append(forms, oracleForms(t, sibling)...)
+		for _, text := range texts {
+			for _, form := range forms {
+				if at := visibleAt(text, form); at >= 0 {
+					t.Fatalf("%q shows the form %q at %d", text, form, at)
+				}
+			}
+		}
+	})
+}
+
+// oracleForms lists the forms of rawURL's secrets as ProbeError's
+// documentation lists them, built without the code under test: the user
+// name, password and user information, the Basic credentials, the path
+// and the query, and each path segment and query value of at least 8
+// bytes as written; each raw as written, decoded, and escaped with either
+// case of hex, and each of those as Go quotes it, and as the JSON encoders
+// write it (Go's, Go's without HTML escapes, with '/' escaped, and ASCII
+// only).
+func oracleForms(t *testing.T, rawURL string) []string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	if u.User != nil {
+		name := u.User.Username()
+		password, _ := u.User.Password()
+		if name != "" || password != "" {
+			basic := base64.StdEncoding.EncodeToString([]byte(name + ":" + password))
+			parts = append(parts, name, password, u.User.String(), basic, strings.TrimRight(basic, "="))
+		}
+	}
+	if u.Path != "/" {
+		parts = append(parts, u.Path, u.EscapedPath())
+	}
+	parts = append(parts, u.RawQuery)
+	var alone []string
+	for _, segment := range strings.Split(u.EscapedPath(), "/") {
+		alone = append(alone, segment)
+	}
+	for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		_, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			v = pair
+		}
+		alone = append(alone, v)
+	}
+	for _, a := range alone {
+		if len(a) < 8 {
+			continue
+		}
+		parts = append(parts, a)
+		if d, err := url.PathUnescape(a); err == nil {
+			parts = append(parts, d, url.PathEscape(d))
+		}
+		if d, err := url.QueryUnescape(a); err == nil {
+			parts = append(parts, d, url.QueryEscape(d))
+		}
+	}
+	lowerHex := regexp.MustCompile(`%[0-9A-F]{2}`)
+	var forms []string
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		for _, spelled := range []string{p, lowerHex.ReplaceAllStringFunc(p, strings.ToLower)} {
+			quoted := strconv.Quote(spelled)
+			js, _ := json.Marshal(spelled)
+			var plain strings.Builder
+			enc := json.NewEncoder(&plain)
+			enc.SetEscapeHTML(false)
+			enc.Encode(spelled)
+			noHTML := strings.TrimSpace(plain.String())
+			var ascii strings.Builder
+			for _, r := range noHTML[1 : len(noHTML)-1] {
+				if r < 0x80 {
+					ascii.WriteRune(r)
+					continue
+				}
+				for _, unit := range utf16.Encode([]rune{r}) {
+					fmt.Fprintf(&ascii, `\u%04x`, unit)
+				}
+			}
+			inJSON := string(js[1 : len(js)-1])
+			forms = append(forms, spelled, quoted[1:len(quoted)-1], inJSON, noHTML[1:len(noHTML)-1],
+				strings.ReplaceAll(inJSON, "/", `\/`), ascii.String())
+		}
+	}
+	return forms
+}
+
+// visibleAt returns where text shows form with no "[redacted]" overlapping
+// it, or -1.
+func visibleAt(text, form string) int {
+	const marker = "[redacted]"
+	for from := 0; ; from++ {
+		i := strings.Index(text[from:], form)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		from = i
+		covered := false
+		for m := max(0, i-len(marker)+1); m < i+len(form) && !covered; m++ {
+			covered = strings.HasPrefix(text[m:], marker)
+		}
+		if !covered {
+			return i
+		}
+	}
 }
