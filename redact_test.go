@@ -961,7 +961,9 @@ func FuzzFinalMessageShowsNoSecret(f *testing.F) {
 		// The error members of Status's JSON, as encoded; the rest of it
 		// holds words of its own.
 		js, _ := json.Marshal(m.Status())
-		var st struct{ Endpoints []struct{ Error json.RawMessage } }
+		var st struct {
+			Endpoints []struct{ Error json.RawMessage }
+		}
 		if err := json.Unmarshal(js, &st); err != nil {
 			t.Fatal(err)
 		}
