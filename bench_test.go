@@ -408,3 +408,35 @@ func BenchmarkMask(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTransportText measures turning a transport error into the text
+// a message shows, for a short text and for one of 38 MB, as net/http
+// writes for a header line of 9 MiB of control bytes, each beside the
+// secrets of 10 endpoints: only as much of the text is read as the
+// message can show, so both cost the same.
+func BenchmarkTransportText(b *testing.B) {
+	urls := make([]string, 10)
+	for i := range urls {
+		key := uint64(i+1) * 0x9e3779b97f4a7c15
+		urls[i] = fmt.Sprintf("https://rpc.example/v3/%016x%016x?apikey=%x", key, ^key, key>>8)
+	}
+	s := newSecrets(urls...)
+	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", urls[3])
+	for _, tt := range []struct {
+		name string
+		text string
+	}{
+		{"short", head + `"\x01\x01"`},
+		{"38MB", head + `"` + strings.Repeat(`\x01`, 38<<20/4) + `"`},
+	} {
+		err := errors.New(tt.text)
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if msg := transportError(err, s).Error(); len(msg) > 2*maxTransportText {
+					b.Fatalf("a message of %d bytes", len(msg))
+				}
+			}
+		})
+	}
+}

@@ -166,6 +166,10 @@ type secrets struct {
 	// a few hundred per endpoint.
 	next map[uint64]int32
 
+	// root[c] is next's edge from the empty string by c, or 0: a text
+	// mostly steps from there, so those steps skip the map.
+	root [256]int32
+
 	// fail[s] is the state for the longest proper suffix of s's prefix
 	// that is a state too: where a match continues when s has no edge for
 	// the next byte.
@@ -237,6 +241,10 @@ func secretsOf(forms ...string) *secrets {
 		live = kept
 	}
 
+	for c := range s.root {
+		s.root[c] = s.next[edge(0, byte(c))]
+	}
+
 	// A state's fail and longest depend only on shorter states, which come
 	// first. The states one byte long fail to the empty string, as fail[1:]
 	// starts out.
@@ -257,11 +265,11 @@ func secretsOf(forms ...string) *secrets {
 // text takes at most two steps per byte in all.
 func (s *secrets) step(state int32, c byte) int32 {
 	for {
+		if state == 0 {
+			return s.root[c]
+		}
 		if child, ok := s.next[edge(state, c)]; ok {
 			return child
-		}
-		if state == 0 {
-			return 0
 		}
 		state = s.fail[state]
 	}
@@ -412,6 +420,9 @@ func (s *secrets) shown(text string) string {
 		return text
 	}
 	text = s.mask(text)
+	previous := text // what the last round masked: a quoted form that is
+	// the same (Go's and JSON's without HTML escapes agree on every
+	// printable text) has nothing more to show
 	for _, q := range []struct {
 		quote   func(string) string
 		unquote func(string) (string, error)
@@ -421,6 +432,10 @@ func (s *secrets) shown(text string) string {
 		{func(t string) string { return jsonQuoted(t, false) }, jsonUnquote},
 	} {
 		quoted := q.quote(text)
+		if quoted == previous {
+			continue
+		}
+		previous = quoted
 		masked := s.mask(quoted)
 		if masked == quoted {
 			continue
