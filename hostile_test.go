@@ -35,6 +35,7 @@ var hostileCases = []hostileCase{
 	{name: "TLS to a plain HTTP server", target: plainAsTLS, want: "server gave HTTP response to HTTPS client"},
 	{name: "a connection closed mid-answer", target: serving(hijacked("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\"")), want: "unexpected EOF", chain: true},
 	{name: "a status line of 200 KB with an ESC", target: serving(hijacked("HTTP/1.1 2" + strings.Repeat("0", 200<<10) + "\x1b OK\r\n\r\n")), want: "malformed HTTP status code"},
+	{name: "a header line of 2 MiB of control bytes, which net/http cites in 8 MB of text", target: serving(hijacked("HTTP/1.1 200 OK\r\nX: " + strings.Repeat("\x01", 2<<20) + "\r\n\r\n")), want: "malformed MIME header line"},
 	{name: "a server that never sends headers", target: serving(hanging), stalls: true, chain: true},
 	{name: "a server that drips one byte at a time", target: serving(dripping), stalls: true},
 	{name: "a server that drips one byte at a time, under a ProbeTimeout longer than the Check", target: serving(dripping), probeTimeout: time.Hour, stalls: true},
