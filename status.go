@@ -2,7 +2,6 @@ package blocklag
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -198,14 +197,7 @@ func (e EndpointStatus) succeeded(published bool) bool { return published && e.E
 func failure(err error) (Reason, string) {
 	// Reason looks through Err's chain, so a *ProbeError that err is or
 	// wraps gives its own reason, and any other err is classified alike.
-	// The message is masked once more with that ProbeError's secrets, for
-	// an Err that wraps one in words of its own.
-	msg := escape(err.Error())
-	var pe *ProbeError
-	if errors.As(err, &pe) && pe != nil {
-		msg = pe.secrets.shown(msg)
-	}
-	return (&ProbeError{Err: err}).Reason(), msg
+	return (&ProbeError{Err: err}).Reason(), escape(err.Error())
 }
 
 // LogValue makes a Status log through log/slog as a group with the same
