@@ -56,7 +56,7 @@ var errProbeTimeout = errors.New("probe timeout")
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	id, err := m.fetch(ctx, ep, chainIDRequest)
 	if err != nil {
-		return &prefixed{prefix: "chain ID request", err: err, secrets: m.secrets}
+		return prefix("chain ID request", err, m.secrets)
 	}
 	if id != m.chainID {
 		return &ChainIDError{Got: id, Want: m.chainID, secrets: m.secrets}
@@ -124,23 +124,27 @@ func statesLength(resp *http.Response) bool {
 // with every endpoint's secrets masked.
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	if context.Cause(ctx) == errProbeTimeout {
-		return &prefixed{prefix: fmt.Sprintf("timed out after %v", m.probeTimeout), err: context.DeadlineExceeded, secrets: m.secrets}
+		return prefix(fmt.Sprintf("timed out after %v", m.probeTimeout), context.DeadlineExceeded, m.secrets)
 	}
 	err = transportError(err, m.secrets)
 	if doing != "" {
-		err = &prefixed{prefix: doing, err: err, secrets: m.secrets}
+		err = prefix(doing, err, m.secrets)
 	}
 	return err
 }
 
-// prefixed is err after a few words that say what failed, its message
-// masked whole: the words and err's text together may show what neither
-// shows alone.
-type prefixed struct {
-	prefix  string
-	err     error
-	secrets *secrets
+// prefix puts before err a few words that say what failed. The message
+// is masked whole, once: the words and err's text together may show what
+// neither shows alone.
+func prefix(words string, err error, s *secrets) error {
+	return &prefixed{msg: s.shown(words + ": " + err.Error()), err: err}
 }
 
-func (e *prefixed) Error() string { return e.secrets.shown(e.prefix + ": " + e.err.Error()) }
+// prefixed is an error that prefix made.
+type prefixed struct {
+	msg string
+	err error
+}
+
+func (e *prefixed) Error() string { return e.msg }
 func (e *prefixed) Unwrap() error { return e.err }

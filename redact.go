@@ -287,9 +287,9 @@ const marker = "[redacted]"
 // contain one another make one stretch. Each stretch is then widened to
 // whole units (see unit), so that masking never leaves half of a character
 // or of an escape: a masked '\' that began `\"` would leave the quote
-// unescaped, free to end the quoted text early. An occurrence that lies
-// inside a marker that text already holds is no secret shown, but a
-// stretch that reaches into one takes it whole.
+// unescaped, free to end the quoted text early. A marker that text
+// already holds is a unit too, so that masking again what was masked
+// leaves it as it was.
 func (s *secrets) spans(text string) [][2]int {
 	if s.empty() {
 		return nil
@@ -303,11 +303,7 @@ func (s *secrets) spans(text string) [][2]int {
 		if n == 0 {
 			continue
 		}
-		start, end := i+1-n, i+1
-		if hasMarker && insideMarker(text, start, end) {
-			continue
-		}
-		spans = addSpan(spans, start, end)
+		spans = addSpan(spans, i+1-n, i+1)
 	}
 	if spans == nil {
 		return nil
@@ -372,16 +368,6 @@ func unit(text string, i int, hasMarker bool) int {
 		_, n = utf8.DecodeRuneInString(text[i:])
 	}
 	return min(n, len(text)-i)
-}
-
-// insideMarker reports whether text[start:end] lies within a marker.
-func insideMarker(text string, start, end int) bool {
-	for m := max(0, end-len(marker)); m <= start; m++ {
-		if strings.HasPrefix(text[m:], marker) {
-			return true
-		}
-	}
-	return false
 }
 
 // mask replaces each stretch that spans finds with the marker.

@@ -211,6 +211,8 @@ func TestMaskHidesEveryFormOfEverySecretWhole(t *testing.T) {
 			urls: []string{"https://rpc.example/v3/k3yk3y%5C"}, want: `id "[redacted]" said`},
 		{name: "a stretch that starts inside an escape takes all of it", text: `id "a\"k3yk3y" said`,
 			urls: []string{"https://rpc.example/v3/%22k3yk3y"}, want: `id "a[redacted]" said`},
+		{name: "a stretch that starts after the backslash of an escape takes all of it", text: `id "a\nk3yk3yk"`,
+			urls: []string{"https://rpc.example/v3/nk3yk3yk"}, want: `id "a[redacted]"`},
 		{name: "an escaped backslash is no escape of what follows", text: `id "a\\k3yk3yk3y"`,
 			urls: []string{"https://rpc.example/v3/k3yk3yk3y"}, want: `id "a\\[redacted]"`},
 		{name: "a stretch that ends inside a character takes all of it", text: "id k3yk3yé said",
@@ -768,30 +770,56 @@ func TestNumberCannotCompleteASecret(t *testing.T) {
 // it, plus the longest secret form, so that no form is cut at the edge: a
 // text of 38 MB, as net/http writes for a header line of 9 MiB of control
 // bytes, gives the message that its first 64 KiB give, and reading it
-// allocates no more than that prefix would. The secret lies across where
-// the message is clipped.
+// allocates no more than that prefix would. The key lies across where the
+// message is clipped, or is repeated, so that masking shortens the text
+// and the clip is decided only far into it.
 func TestHugeTransportTextIsReadOnlyAsFarAsShown(t *testing.T) {
 	const key = "0123456789abcdef0123456789abcdef"
 	s := newSecrets("https://rpc.example/v3/" + key)
-	head := `net/http: malformed MIME header line: "` + strings.Repeat("x", maxTransportText-60) + key
-	huge := errors.New(head + strings.Repeat(`\x01`, 38<<20/4))
-	short := errors.New(huge.Error()[:64<<10])
-	want := transportError(short, s).Error()
+	for _, tt := range []struct{ name, head string }{
+		{"a key across the clip", `net/http: malformed MIME header line: "` + strings.Repeat("x", maxTransportText-60) + key},
+		{"keys that masking shortens", strings.Repeat(key+" ", 200)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			huge := errors.New(tt.head + strings.Repeat(`\x01`, 38<<20/4))
+			short := errors.New(huge.Error()[:64<<10])
+			want := transportError(short, s).Error()
 
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	got := transportError(huge, s).Error()
-	runtime.ReadMemStats(&after)
-	if got != want {
-		t.Errorf("the huge text shows\n%q\nwhere its first 64 KiB show\n%q", got, want)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			got := transportError(huge, s).Error()
+			runtime.ReadMemStats(&after)
+			if got != want {
+				t.Errorf("the huge text shows\n%q\nwhere its first 64 KiB show\n%q", got, want)
+			}
+			if strings.Contains(got, key[:8]) || strings.Contains(got, key[len(key)-8:]) || !strings.Contains(got, "[redacted]") {
+				t.Errorf("message %q; want the key masked whole", got)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+				t.Errorf("reading a 38 MB text allocated %d bytes, want at most 1 MiB", n)
+			}
+		})
 	}
-	if strings.Contains(got, key) || strings.Contains(got, key[:20]) || !strings.Contains(got, "[redacted]") {
-		t.Errorf("message %q; want the key masked whole", got)
+}
+
+// The words that a message writes around a text are masked with it, in
+// every error reachable from the ProbeError: a user name and a password
+// count at any length, so even words of blocklag's own, here "request" of
+// "chain ID request" and "timed" of "timed out", are hidden when a URL
+// holds them.
+func TestWordsAroundATextAreMaskedToo(t *testing.T) {
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		<-r.Context().Done() // hangs until the probe times out
+		return nil, r.Context().Err()
+	})
+	m := mustNew(t, Config{Endpoints: named("a", "http://request:timed@rpc.example/"), Base: base,
+		ChainID: 1, ProbeTimeout: 50 * time.Millisecond})
+	pe := probeErrors(t, check(m))["a"]
+	if pe == nil || !errors.Is(pe, context.DeadlineExceeded) || !strings.Contains(pe.Error(), "chain ID [redacted]: [redacted] out after") {
+		t.Fatalf("ProbeError %v; want the chain ID request timed out, its words masked", pe)
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
-		t.Errorf("reading a 38 MB text allocated %d bytes, want at most 1 MiB", n)
-	}
+	assertShowsNone(t, pe, "request", "timed")
 }
 
 // A Base's error whose Unwrap returns itself, or an endless chain of new
@@ -862,6 +890,10 @@ func TestOutsideTextCannotForgeAFailure(t *testing.T) {
 	}
 	if !strings.HasPrefix(msg, "blocklag: ") || strings.Contains(msg, `; blocklag: endpoint "`) {
 		t.Errorf("message %q does not start with blocklag:, or lists a failure after another", msg)
+	}
+	_, quoted, _ := strings.Cut(msg, `endpoint "hostile": `)
+	if text, err := strconv.Unquote(quoted); err != nil || !strings.HasSuffix(text, name+", not rpc.example") {
+		t.Errorf("message %q does not end in the Base's text as Go quotes it", msg)
 	}
 }
 
