@@ -20,7 +20,8 @@ import (
 type Config struct {
 	// Endpoints lists the providers, each an Ethereum HTTP JSON-RPC URL under
 	// a unique ID. New copies the slice. A URL may carry an API key in its
-	// userinfo, path or query; blocklag never prints those parts.
+	// userinfo, path or query; no message shows it ([ProbeError] says
+	// which parts count as secrets).
 	Endpoints []failnext.Endpoint
 
 	// MaxLag is how many blocks a provider may be behind the reference height
