@@ -1051,10 +1051,7 @@ func oracleForms(t *testing.T, rawURL string) []string {
 		parts = append(parts, u.Path, u.EscapedPath())
 	}
 	parts = append(parts, u.RawQuery)
-	var alone []string
-	for _, segment := range strings.Split(u.EscapedPath(), "/") {
-		alone = append(alone, segment)
-	}
+	alone := strings.Split(u.EscapedPath(), "/")
 	for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
 		_, v, ok := strings.Cut(pair, "=")
 		if !ok {
