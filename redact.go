@@ -491,10 +491,8 @@ func asciiJSON(text string) string {
 }
 
 // minAlone is how long, in bytes as written in the URL, a path segment or
-// a query value must be to count as a secret on its own. Every hosted
-// provider's key is longer (32 to 64 bytes); the short parts of their URL
-// formats (v3, eth, mainnet, the 1 of ?chain=1) are words, and masking
-// those wherever they appear made messages unreadable.
+// a query value must be to count as a secret on its own; ProbeError's
+// documentation says why.
 const minAlone = 8
 
 // secretForms lists every form in which a text may show a secret part of
