@@ -410,10 +410,10 @@ func BenchmarkMask(b *testing.B) {
 }
 
 // BenchmarkTransportText measures turning a transport error into the text
-// a message shows, for a short text and for one of 38 MB, as net/http
-// writes for a header line of 9 MiB of control bytes, each beside the
-// secrets of 10 endpoints: only as much of the text is read as the
-// message can show, so both cost the same.
+// a message shows, for a text of 1 KB and for one of 38 MB, as net/http
+// writes for a header line of 9 MiB of control bytes, each quoting a URL
+// beside the secrets of 10 endpoints: only as much of a text is read as
+// the message can show, so both cost the same.
 func BenchmarkTransportText(b *testing.B) {
 	urls := make([]string, 10)
 	for i := range urls {
@@ -426,7 +426,7 @@ func BenchmarkTransportText(b *testing.B) {
 		name string
 		text string
 	}{
-		{"short", head + `"\x01\x01"`},
+		{"1KB", head + `"` + strings.Repeat(`\x01`, 1<<10/4) + `"`},
 		{"38MB", head + `"` + strings.Repeat(`\x01`, 38<<20/4) + `"`},
 	} {
 		err := errors.New(tt.text)
