@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"testing/iotest"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -253,6 +255,7 @@ func TestNilSecretsHoldNothing(t *testing.T) {
 func FuzzMask(f *testing.F) {
 	f.Add("abce aaab x/v3/abd/v3/ab", "abcd|c|aab|/v3/abc|/v3/abd")
 	f.Add("-abcdef- aaaa!", "b|d|abcdef|aaa")
+	f.Add(`x\nab \\ab "\u00e9k" é [redacted]`, "na|ab|9k|\xc3|red")
 	f.Add("", "a")
 	f.Add("text", "")
 	f.Fuzz(func(t *testing.T, text, list string) {
@@ -272,7 +275,9 @@ func FuzzMask(f *testing.F) {
 }
 
 // plainMask is mask done the slow and obvious way, for FuzzMask to compare
-// against.
+// against: every byte of every occurrence is marked, then every piece that
+// holds a marked byte is marked whole (an escape read from the start of
+// the text, a "[redacted]" already there, or a character).
 func plainMask(text string, forms []string) string {
 	hidden := make([]bool, len(text))
 	for _, f := range forms {
@@ -283,6 +288,28 @@ func plainMask(text string, forms []string) string {
 				}
 			}
 		}
+	}
+	escapeLen := map[byte]int{'x': 4, 'u': 6, 'U': 10}
+	for i := 0; i < len(text); {
+		n := 1
+		switch {
+		case strings.HasPrefix(text[i:], "[redacted]"):
+			n = len("[redacted]")
+		case text[i] == '\\' && i+1 < len(text):
+			n = 2
+			if l, ok := escapeLen[text[i+1]]; ok {
+				n = l
+			}
+		case text[i] >= utf8.RuneSelf:
+			_, n = utf8.DecodeRuneInString(text[i:])
+		}
+		n = min(n, len(text)-i)
+		if slices.Contains(hidden[i:i+n], true) {
+			for j := i; j < i+n; j++ {
+				hidden[j] = true
+			}
+		}
+		i += n
 	}
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
