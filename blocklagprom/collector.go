@@ -99,7 +99,14 @@ func NewCollector(m *blocklag.Monitor) prometheus.Collector {
 // collector holds only the Monitor it reads; it is never written after
 // NewCollector, so concurrent scrapes share nothing else.
 type collector struct {
-	monitor *blocklag.Monitor
+	monitor monitor
+}
+
+// monitor is what the collector reads of a *blocklag.Monitor. It is an
+// interface so that a test can count the reads of one Collect.
+type monitor interface {
+	Status() blocklag.Status
+	Stats() blocklag.Stats
 }
 
 // Describe sends every descriptor that Collect may use.

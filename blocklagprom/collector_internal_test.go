@@ -319,3 +319,56 @@ blocklag_provider_probe_failures_total{provider="b",reason="wrong_chain"} 0
 		t.Errorf("lint: %v %v", problems, err)
 	}
 }
+
+// changingMonitor gives another Status and Stats at every call, and counts
+// the calls.
+type changingMonitor struct{ statusCalls, statsCalls int }
+
+func (m *changingMonitor) Status() blocklag.Status {
+	m.statusCalls++
+	n := uint64(m.statusCalls)
+	return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: 100 * n, MaxLag: n,
+		Endpoints: []blocklag.EndpointStatus{{ID: "a", Eligible: true, Height: 100 * n}}}
+}
+
+func (m *changingMonitor) Stats() blocklag.Stats {
+	m.statsCalls++
+	n := uint64(m.statsCalls)
+	return blocklag.Stats{Checks: n, Published: n, Endpoints: []blocklag.EndpointStats{{ID: "a", Probes: n}}}
+}
+
+// One Collect reads the Status once and the Stats once, so that all its
+// gauges come from one snapshot and all its counters from one count.
+func TestCollectReadsStatusOnceAndStatsOnce(t *testing.T) {
+	m := &changingMonitor{}
+	c := collector{monitor: m}
+	want := strings.NewReader(`# HELP blocklag_checks_total Checks that sent probes, published or not.
+# TYPE blocklag_checks_total counter
+blocklag_checks_total 1
+# HELP blocklag_checks_published_total Checks that published verdicts.
+# TYPE blocklag_checks_published_total counter
+blocklag_checks_published_total 1
+# HELP blocklag_max_lag_blocks Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.
+# TYPE blocklag_max_lag_blocks gauge
+blocklag_max_lag_blocks 1
+# HELP blocklag_provider_height Block height the provider reported in the latest published check.
+# TYPE blocklag_provider_height gauge
+blocklag_provider_height{provider="a"} 100
+# HELP blocklag_provider_probes_total Probes sent to the provider.
+# TYPE blocklag_provider_probes_total counter
+blocklag_provider_probes_total{provider="a"} 1
+# HELP blocklag_reference_height Block height that lag was measured from in the latest published check.
+# TYPE blocklag_reference_height gauge
+blocklag_reference_height 100
+`)
+	names := []string{"blocklag_checks_total", "blocklag_checks_published_total", "blocklag_max_lag_blocks",
+		"blocklag_provider_height", "blocklag_provider_probes_total", "blocklag_reference_height"}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	if err := testutil.GatherAndCompare(reg, want, names...); err != nil {
+		t.Error(err)
+	}
+	if m.statusCalls != 1 || m.statsCalls != 1 {
+		t.Errorf("one scrape read Status %d times and Stats %d times, want once each", m.statusCalls, m.statsCalls)
+	}
+}

@@ -182,12 +182,17 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 	}
 }
 
-// A collector of a nil Monitor exports nothing, and does not panic.
-func TestCollectorOfANilMonitorExportsNothing(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(blocklagprom.NewCollector(nil))
-	if families, err := reg.Gather(); err != nil || len(families) > 0 {
-		t.Errorf("gathered %v, error %v; want nothing", families, err)
+// A collector of a nil Monitor, or of a zero one that New did not make,
+// exports nothing, and does not panic.
+func TestCollectorOfANilOrZeroMonitorExportsNothing(t *testing.T) {
+	for name, m := range map[string]*blocklag.Monitor{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(blocklagprom.NewCollector(m))
+			if families, err := reg.Gather(); err != nil || len(families) > 0 {
+				t.Errorf("gathered %v, error %v; want nothing", families, err)
+			}
+		})
 	}
 }
 
@@ -219,7 +224,8 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 
 // Scrapes that run while Checks publish each see one whole check: the lag
 // of every provider is the reference minus its height, and its verdict
-// follows from that lag.
+// follows from that lag. Their counters come from one Stats too, in which
+// no more checks have published than have run.
 func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 	m, ps := newPair(t)
 	reg := prometheus.NewPedanticRegistry()
@@ -242,6 +248,9 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 				case <-done:
 					scraping = false // one last scrape after the last Check
 				default:
+				}
+				if c := counters(t, reg); c[`blocklag_checks_published_total{}`] > c[`blocklag_checks_total{}`] {
+					t.Errorf("%v checks published of %v: not from one Stats", c[`blocklag_checks_published_total{}`], c[`blocklag_checks_total{}`])
 				}
 				g := gauges(t, reg)
 				ref, ok := g[`blocklag_reference_height{}`]
