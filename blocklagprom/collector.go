@@ -7,7 +7,7 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// providerLabel names the provider a per-provider gauge is about. It is not
+// providerLabel names the provider a per-provider metric is about. It is not
 // "endpoint" because many Prometheus setups already use that name as a
 // target label, which would clash with it.
 const providerLabel = "provider"
@@ -16,8 +16,9 @@ const providerLabel = "provider"
 const reasonLabel = "reason"
 
 // The collector's fixed descriptors. Describe sends all of them; Collect
-// sends those that apply to the Status it reads. Each help text says in one
-// sentence what the number is; the README's table says when it is there.
+// sends the gauges that apply to the Status it reads and every counter of
+// the Stats. Each help text says in one sentence what the number is; the
+// README's tables say when it is there.
 var (
 	providerEligibleDesc = providerDesc("blocklag_provider_eligible",
 		"Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.")
