@@ -157,8 +157,7 @@ func errorObject(body []byte) *refusal {
 	if refused != nil {
 		return nil
 	}
-	var version string
-	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
+	if !isVersion2(members["jsonrpc"]) {
 		return nil
 	}
 	if id := string(members["id"]); id != "1" && id != "null" {
@@ -190,6 +189,18 @@ func parseQuantity(s string) (uint64, *refusal) {
 	}
 	height, _ := strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
 	return height, nil
+}
+
+// isVersion2 reports whether raw, a member's undecoded JSON text, is the
+// string "2.0", written plainly or with escapes. The plain form, which
+// every provider sends, is compared without decoding, so that judging the
+// body of an error answer costs no more than judging a 200 answer.
+func isVersion2(raw json.RawMessage) bool {
+	if string(raw) == `"2.0"` {
+		return true
+	}
+	var version string
+	return isString(raw) && json.Unmarshal(raw, &version) == nil && version == "2.0"
 }
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
