@@ -24,7 +24,7 @@ type hostileCase struct {
 	target       func(t *testing.T, good string) string
 	probeTimeout time.Duration
 	want         string // "" means height 100 is read; else part of the ProbeError
-	outOfTime    bool   // the provider keeps its probe until the margin before the Check's deadline
+	outOfTime    bool   // the provider keeps its probe until the margin before the Check's deadline, which it must not pass
 	maxAlloc     uint64 // when set, what a Check may allocate at most
 	chain        bool   // it is shown to the chain ID request too
 }
@@ -36,10 +36,17 @@ var hostileCases = []hostileCase{
 	{name: "a connection closed mid-answer", target: serving(hijacked("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\"")), want: "unexpected EOF", chain: true},
 	{name: "a status line of 200 KB with an ESC", target: serving(hijacked("HTTP/1.1 2" + strings.Repeat("0", 200<<10) + "\x1b OK\r\n\r\n")), want: "malformed HTTP status code"},
 	{name: "a server that never sends headers", target: serving(hanging), want: "ran out of the Check's time", outOfTime: true, chain: true},
-	{name: "a server that drips one byte at a time", target: serving(dripping), want: "ran out of the Check's time", outOfTime: true},
-	{name: "a server that drips one byte at a time, under a ProbeTimeout longer than the Check", target: serving(dripping), probeTimeout: time.Hour, want: "ran out of the Check's time", outOfTime: true},
+	{name: "a server that drips one byte at a time", target: serving(drip(http.StatusOK)), want: "ran out of the Check's time", outOfTime: true},
+	{name: "a server that drips one byte at a time, under a ProbeTimeout longer than the Check", target: serving(drip(http.StatusOK)), probeTimeout: time.Hour, want: "ran out of the Check's time", outOfTime: true},
+	{name: "a 429 with Infura's body", target: serving(replying(429, rpcErrorAnswer(-32005, "daily request count exceeded"))),
+		want: `HTTP status 429: RPC error -32005: "daily request count exceeded"`, chain: true},
+	{name: "a 401 whose RPC error echoes the request's path and query", target: serving(echoing(401)), want: `HTTP status 401: RPC error -32001: "invalid key in [redacted]`},
+	{name: "a 503 cut short of its Content-Length", target: serving(hijacked("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\"")), want: "HTTP status 503", chain: true},
+	{name: "a 503 that drips its body, under ProbeTimeout", target: serving(drip(http.StatusServiceUnavailable)), probeTimeout: 100 * time.Millisecond, want: "HTTP status 503"},
+	{name: "a 503 that drips its body until the Check's time runs out", target: serving(drip(http.StatusServiceUnavailable)), want: "HTTP status 503", outOfTime: true},
+	{name: "a 502 streaming 64 MiB", target: serving(streaming(http.StatusBadGateway)), want: "HTTP status 502", maxAlloc: 1 << 20},
 	{name: "a server that never sends headers, under ProbeTimeout", target: serving(hanging), probeTimeout: 100 * time.Millisecond, want: "timed out", chain: true},
-	{name: "a server that drips one byte at a time, under ProbeTimeout", target: serving(dripping), probeTimeout: 100 * time.Millisecond, want: "timed out"},
+	{name: "a server that drips one byte at a time, under ProbeTimeout", target: serving(drip(http.StatusOK)), probeTimeout: 100 * time.Millisecond, want: "timed out"},
 	{name: "64 MiB of plain text", target: serving(func(*testing.T, string) http.HandlerFunc { return huge(false) }), want: "larger than 4096", maxAlloc: 1 << 20},
 	{name: "a gzip bomb of 64 MiB", target: serving(func(*testing.T, string) http.HandlerFunc { return huge(true) }), want: "larger than 4096", maxAlloc: 1 << 20},
 	{name: "a provider that compresses only when asked is not asked", target: serving(gzipped), chain: true},
@@ -141,8 +148,11 @@ func (c hostileCase) run(t *testing.T, onChainID bool) {
 		if strings.Contains(c.want, "timed out") && (took < c.probeTimeout || !errors.Is(pe, context.DeadlineExceeded)) {
 			t.Errorf("a probe that ran out of ProbeTimeout after %v gave %v, which does not wrap context.DeadlineExceeded", took, pe)
 		}
-		if c.outOfTime && (!errors.Is(pe, context.DeadlineExceeded) || pe.Reason() != ReasonTimeout || ctx.Err() != nil) {
-			t.Errorf("a probe that ran out of the Check's time gave %v (%s), and the Check's context is %v; want a timeout wrapping context.DeadlineExceeded, with the context still live", pe, pe.Reason(), ctx.Err())
+		if c.outOfTime && ctx.Err() != nil {
+			t.Errorf("Check returned after its context ended: %v", ctx.Err())
+		}
+		if strings.Contains(c.want, "ran out of the Check's time") && (!errors.Is(pe, context.DeadlineExceeded) || pe.Reason() != ReasonTimeout) {
+			t.Errorf("a probe that ran out of the Check's time gave %v (%s), want a timeout wrapping context.DeadlineExceeded", pe, pe.Reason())
 		}
 		if onChainID != strings.HasPrefix(pe.Err.Error(), "chain ID request: ") {
 			t.Errorf("error %q, want it to say whether it was the chain ID request (%v)", pe.Err, onChainID)
@@ -206,21 +216,63 @@ func hanging(t *testing.T, _ string) http.HandlerFunc {
 	}
 }
 
-// dripping sends a status and then one space every 20 ms, so the answer
-// never completes in the time a probe is given.
-func dripping(t *testing.T, _ string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		readRequest(t, r)
-		w.WriteHeader(http.StatusOK)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-tick.C:
-				w.Write([]byte(" "))
-				w.(http.Flusher).Flush()
+// drip sends status and then one space every 20 ms, so the answer never
+// completes in the time a probe is given.
+func drip(status int) func(*testing.T, string) http.HandlerFunc {
+	return func(t *testing.T, _ string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			readRequest(t, r)
+			w.WriteHeader(status)
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-tick.C:
+					w.Write([]byte(" "))
+					w.(http.Flusher).Flush()
+				}
+			}
+		}
+	}
+}
+
+// replying answers every probe with status and body.
+func replying(status int, body string) func(*testing.T, string) http.HandlerFunc {
+	return func(t *testing.T, _ string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			readRequest(t, r)
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}
+	}
+}
+
+// echoing answers every probe with status and a JSON-RPC error whose
+// message quotes the request's path and query, as a provider refusing a key
+// may.
+func echoing(status int) func(*testing.T, string) http.HandlerFunc {
+	return func(t *testing.T, _ string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			readRequest(t, r)
+			w.WriteHeader(status)
+			io.WriteString(w, rpcErrorAnswer(-32001, "invalid key in "+r.URL.RequestURI()))
+		}
+	}
+}
+
+// streaming answers every probe with status and 64 MiB of white space.
+func streaming(status int) func(*testing.T, string) http.HandlerFunc {
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	return func(t *testing.T, _ string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			readRequest(t, r)
+			w.WriteHeader(status)
+			for range 64 {
+				if _, err := w.Write(chunk); err != nil {
+					return // the probe hung up, as it should
+				}
 			}
 		}
 	}

@@ -69,6 +69,9 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 		{name: "a provider's RPC error quoting the URL", base: func(r *http.Request) (*http.Response, error) {
 			return response(r, http.StatusOK, rpcErrorAnswer(-32001, "invalid key in "+r.URL.String()), -1), nil
 		}, shown: true},
+		{name: "a provider's RPC error in a 403 quoting the URL", base: func(r *http.Request) (*http.Response, error) {
+			return response(r, http.StatusForbidden, rpcErrorAnswer(-32001, "invalid key in "+r.URL.String()), -1), nil
+		}, shown: true},
 		{name: "a provider's malformed RPC error escaping the URL's slashes", base: func(r *http.Request) (*http.Response, error) {
 			message, _ := json.Marshal("invalid key for " + r.URL.String())
 			return response(r, http.StatusOK, `{"jsonrpc":"2.0","id":1,"error":`+strings.ReplaceAll(string(message), "/", `\/`)+`}`, -1), nil
@@ -379,6 +382,14 @@ func TestSecretEchoedAloneIsMasked(t *testing.T) {
 		{"a provider's RPC error", func(t *testing.T, echo func(*http.Request) string) (string, http.RoundTripper) {
 			p := newProvider(t, 100)
 			p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, rpcErrorAnswer(-32000, "invalid project id "+echo(r)))
+			})
+			return p.Listener.Addr().String(), nil
+		}},
+		{"a provider's RPC error in a 401", func(t *testing.T, echo func(*http.Request) string) (string, http.RoundTripper) {
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusUnauthorized)
 				io.WriteString(w, rpcErrorAnswer(-32000, "invalid project id "+echo(r)))
 			})
 			return p.Listener.Addr().String(), nil
