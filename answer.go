@@ -163,12 +163,11 @@ func errorObject(body []byte) *refusal {
 	if id := string(members["id"]); id != "1" && id != "null" {
 		return nil
 	}
-	raw := members["error"]
 	var e struct {
 		Code    *int    `json:"code"`
 		Message *string `json:"message"`
 	}
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &e) != nil || e.Code == nil {
+	if json.Unmarshal(members["error"], &e) != nil || e.Code == nil { // also for a missing error member, or one that is null
 		return nil
 	}
 	var message string

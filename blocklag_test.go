@@ -105,18 +105,31 @@ func TestHungProviderIsPublishedIneligibleBeforeTheCheckDeadline(t *testing.T) {
 	tests := []struct {
 		name         string
 		probeTimeout time.Duration
+		viaBase      bool // the hung provider is a Base that returns its request's context's error
 		want         string
 	}{
-		{"without ProbeTimeout", 0, "ran out of the Check's time after "},
-		{"with ProbeTimeout as long as the context's timeout", timeout, "ran out of the Check's time after "},
-		{"with ProbeTimeout far longer than the context's timeout", time.Hour, "ran out of the Check's time after "},
-		{"with ProbeTimeout shorter than the Check's time", 50 * time.Millisecond, "timed out after 50ms"},
+		{"without ProbeTimeout", 0, false, "ran out of the Check's time after "},
+		{"with ProbeTimeout as long as the context's timeout", timeout, false, "ran out of the Check's time after "},
+		{"with ProbeTimeout far longer than the context's timeout", time.Hour, false, "ran out of the Check's time after "},
+		{"with ProbeTimeout shorter than the Check's time", 50 * time.Millisecond, false, "timed out after 50ms"},
+		{"behind a Base that returns the context's error", 0, true, "ran out of the Check's time after "},
 	}
 	for _, tt := range tests {
 		t.Run("a hung provider "+tt.name+" is published ineligible", func(t *testing.T) {
 			good, hung := newProvider(t, 100), newProvider(t, 100)
 			hung.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-			m := mustNew(t, Config{Endpoints: named("good", good.URL, "hung", hung.URL), ProbeTimeout: tt.probeTimeout})
+			cfg := Config{Endpoints: named("good", good.URL, "hung", hung.URL), ProbeTimeout: tt.probeTimeout}
+			if tt.viaBase {
+				cfg.Endpoints[1].URL = "http://hung.example"
+				cfg.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if r.URL.Host != "hung.example" {
+						return http.DefaultTransport.RoundTrip(r)
+					}
+					<-r.Context().Done()
+					return nil, r.Context().Err()
+				})
+			}
+			m := mustNew(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			err := m.Check(ctx)
