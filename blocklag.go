@@ -23,7 +23,8 @@
 // checked, the reference height, and each provider's height, lag, verdict
 // and probe error. A probe that fails is reported as a [*ProbeError], whose
 // [ProbeError.Reason] tells a provider that refused us from one that is
-// broken.
+// broken. [Monitor.Stats] counts what every Check did, including those
+// that published nothing.
 //
 // The caller decides when to Check, and a snapshot stays in force until a
 // later Check publishes another: nothing of blocklag's runs between Checks.
@@ -71,9 +72,14 @@ type Monitor struct {
 	// snapshot change once loaded.
 	current atomic.Pointer[snapshot]
 
-	// now is the clock that stamps each Check: time.Now, set by New. Tests
-	// replace it before they Check.
+	// now is the clock that stamps each Check and times its probes:
+	// time.Now, set by New. Tests replace it before they Check; probes
+	// read it from their own goroutines.
 	now func() time.Time
+
+	// counts is what Stats reports. Only the Check holding turn adds to
+	// it, atomically; Stats reads it at any time.
+	counts counts
 }
 
 // New validates cfg and returns a Monitor in which every configured endpoint
@@ -124,8 +130,9 @@ func New(cfg Config) (*Monitor, error) {
 		turn:      make(chan struct{}, 1),
 		confirmed: make([]bool, len(eps)),
 		now:       time.Now,
+		counts:    counts{endpoints: make([]endpointCounts, len(eps))},
 	}
-	m.current.Store(failOpen(eps))
+	m.current.Store(failOpen(eps, cfg.MaxLag))
 	return m, nil
 }
 
@@ -204,6 +211,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		return err
 	}
 
+	m.counts.started()
 	outcomes := m.probeAll(ctx)
 	checked := m.now()
 	// Each failure becomes one *ProbeError, which both the snapshot's
@@ -218,6 +226,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err}
 			o.err = pe
 			failed.Errors = append(failed.Errors, pe)
+			m.counts.failed(i, pe.Reason())
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -226,6 +235,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	s := next(m.current.Load(), outcomes, checked, m.maxLag, m.quorum)
 	if s != nil {
 		m.current.Store(s)
+		m.counts.published.Add(1)
 	}
 	if len(failed.Errors) == 0 {
 		return nil
@@ -243,7 +253,10 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	defer cancel()
 	outcomes := make([]outcome, len(m.endpoints))
 	probe := func(i int) {
-		outcomes[i] = m.probe(ctx, m.endpoints[i], m.chainID != 0 && !m.confirmed[i])
+		start := m.now()
+		o := m.probe(ctx, m.endpoints[i], m.chainID != 0 && !m.confirmed[i])
+		o.latency = m.now().Sub(start)
+		outcomes[i] = o
 	}
 	last := len(m.endpoints) - 1
 	var wg sync.WaitGroup

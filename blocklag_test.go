@@ -39,6 +39,9 @@ func TestMonitorNotMadeByNewDoesNotPanic(t *testing.T) {
 			if st := m.Status(); !reflect.DeepEqual(st, Status{}) {
 				t.Errorf("Status = %+v, want the zero Status", st)
 			}
+			if st := m.Stats(); !reflect.DeepEqual(st, Stats{}) {
+				t.Errorf("Stats = %+v, want the zero Stats", st)
+			}
 		})
 	}
 }

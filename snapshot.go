@@ -38,8 +38,9 @@ func (w highWater) above(height uint64) bool { return !w.counted || height > w.h
 
 // failOpen is the snapshot in force until the first Check publishes: every
 // configured endpoint is eligible, and nothing has been measured.
-func failOpen(eps []endpoint) *snapshot {
+func failOpen(eps []endpoint, maxLag uint64) *snapshot {
 	s := newSnapshot(len(eps))
+	s.status.MaxLag = maxLag
 	for _, ep := range eps {
 		s.add(EndpointStatus{ID: ep.id, Eligible: true}, highWater{})
 	}
@@ -63,12 +64,14 @@ func (s *snapshot) add(e EndpointStatus, w highWater) {
 	s.highest = append(s.highest, w)
 }
 
-// outcome is what one probe found, as next consumes it: a height, or the reason it failed, and
-// whether the provider confirmed Config.ChainID in this probe.
+// outcome is what one probe found, as next consumes it: a height, or the
+// reason it failed, whether the provider confirmed Config.ChainID in this
+// probe, and how long the probe took.
 type outcome struct {
 	height    uint64
 	err       error
 	confirmed bool
+	latency   time.Duration
 }
 
 // next builds the snapshot that follows prev, from one Check's outcomes,
@@ -98,10 +101,11 @@ func next(prev *snapshot, outcomes []outcome, checked time.Time, maxLag uint64, 
 	ref := reference(heights, quorum)
 	s := newSnapshot(len(outcomes))
 	s.status.Checked, s.status.Reference, s.status.Advanced = checked, ref, prev.status.Advanced
+	s.status.MaxLag = maxLag
 	newHighAtFront := false
 	for i, o := range outcomes {
 		was, mark := prev.status.Endpoints[i], prev.highest[i]
-		e := EndpointStatus{ID: was.ID, Err: o.err, Advanced: was.Advanced}
+		e := EndpointStatus{ID: was.ID, Err: o.err, Latency: o.latency, Advanced: was.Advanced}
 		if o.err == nil {
 			e.Height = o.height
 			if o.height < ref { // at or above the reference there is no lag

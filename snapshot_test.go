@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -62,7 +63,7 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := next(failOpen(eps), tt.outcomes, clockAt("10:00:00"), tt.maxLag, tt.quorum)
+			s := next(failOpen(eps, tt.maxLag), tt.outcomes, clockAt("10:00:00"), tt.maxLag, tt.quorum)
 			if tt.want == nil {
 				if s != nil {
 					t.Fatalf("next built %v, want nothing", s.eligible)
@@ -86,14 +87,14 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 // alone.
 func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	eps := []endpoint{{id: "a"}, {id: "b"}}
-	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}}
-	first := next(failOpen(eps), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), 3, 0)
+	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}, latency: 2 * time.Second}
+	first := next(failOpen(eps, 3), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), 3, 0)
 	kept := *first
 	kept.status.Endpoints = slices.Clone(first.status.Endpoints)
 	kept.highest = slices.Clone(first.highest)
 	kept.eligible = maps.Clone(first.eligible)
 
-	outcomes := []outcome{{height: 95}, down}
+	outcomes := []outcome{{height: 95, latency: 40 * time.Millisecond}, down}
 	second := next(first, outcomes, clockAt("10:00:10"), 3, 0)
 	again := next(first, outcomes, clockAt("10:00:10"), 3, 0)
 
@@ -105,9 +106,9 @@ func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	}
 	want := &snapshot{
 		eligible: map[failnext.EndpointID]bool{"a": true, "b": false},
-		status: Status{Checked: clockAt("10:00:10"), Reference: 95, Advanced: clockAt("10:00:00"), Endpoints: []EndpointStatus{
-			{ID: "a", Eligible: true, Height: 95, Advanced: clockAt("10:00:00")},
-			{ID: "b", Err: down.err, Advanced: clockAt("10:00:00")},
+		status: Status{Checked: clockAt("10:00:10"), Reference: 95, MaxLag: 3, Advanced: clockAt("10:00:00"), Endpoints: []EndpointStatus{
+			{ID: "a", Eligible: true, Height: 95, Latency: 40 * time.Millisecond, Advanced: clockAt("10:00:00")},
+			{ID: "b", Err: down.err, Latency: 2 * time.Second, Advanced: clockAt("10:00:00")},
 		}},
 		// a dipped, so its mark stays at 100; b failed, so its mark stays.
 		highest: []highWater{{height: 100, counted: true}, {height: 90, counted: true}},

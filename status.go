@@ -13,11 +13,11 @@ import (
 // answers from, for logs, dashboards and alerts. It marshals to JSON for a
 // status page and logs through log/slog as a group. blocklag itself exports
 // no metrics: the module github.com/yermakovsa/failnext-blocklag/blocklagprom
-// turns Status into Prometheus gauges.
+// turns Status, and [Monitor.Stats], into Prometheus metrics.
 //
 // Before the first Check publishes, Status describes the fail-open state:
 // Checked and Advanced are zero, Reference is 0, and every endpoint is
-// eligible with no height, lag or error.
+// eligible with no height, lag, latency or error.
 type Status struct {
 	// Checked is when the Check that published this snapshot finished
 	// probing; zero while fail-open. A Check that publishes nothing (every
@@ -29,6 +29,10 @@ type Status struct {
 	// successful height, or the one that Config.Quorum picks. 0 while
 	// fail-open.
 	Reference uint64
+
+	// MaxLag is Config.MaxLag, the rule the verdicts follow, so that a
+	// status page can show it beside them.
+	MaxLag uint64
 
 	// Advanced is when the front last moved: the Checked time of the latest
 	// published Check whose reference is higher than that of the published
@@ -78,6 +82,12 @@ type EndpointStatus struct {
 	// the endpoint answered, and while fail-open.
 	Err error
 
+	// Latency is how long the endpoint's probe took in the Check in force,
+	// whether it succeeded or failed: from sending its height request until
+	// that request and, when one was sent beside it, the chain ID request
+	// had both ended. 0 while fail-open.
+	Latency time.Duration
+
 	// Advanced is the Checked time of the latest published Check in which
 	// the endpoint reported a height above every height it had reported in
 	// earlier published Checks, its first counted height included. A failed
@@ -103,19 +113,20 @@ func (m *Monitor) Status() Status {
 	return st
 }
 
-// MarshalJSON gives the members checked, reference, advanced and endpoints,
-// in that order, with the times in RFC 3339:
+// MarshalJSON gives the members checked, reference, max_lag, advanced and
+// endpoints, in that order, with the times in RFC 3339:
 //
-//	{"checked":"2026-01-02T10:00:00Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[...]}
+//	{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[...]}
 //
 // checked and reference are there once a Check has published (Checked is
-// not zero), reference even when it is 0; advanced is there when it is
-// not zero. endpoints is always an array, empty for the zero Status, of
-// the endpoints as [EndpointStatus.MarshalJSON] describes them. So while
-// fail-open the JSON is {"endpoints":[{"id":"a","eligible":true},...]}.
+// not zero), reference even when it is 0; max_lag is always there;
+// advanced is there when it is not zero. endpoints is always an array,
+// empty for the zero Status, of the endpoints as
+// [EndpointStatus.MarshalJSON] describes them. So while fail-open the JSON
+// is {"max_lag":3,"endpoints":[{"id":"a","eligible":true},...]}.
 func (s Status) MarshalJSON() ([]byte, error) {
 	published := !s.Checked.IsZero()
-	out := statusJSON{Endpoints: make([]endpointJSON, len(s.Endpoints))}
+	out := statusJSON{MaxLag: s.MaxLag, Endpoints: make([]endpointJSON, len(s.Endpoints))}
 	if published {
 		out.Checked, out.Reference = &s.Checked, &s.Reference
 	}
@@ -128,15 +139,16 @@ func (s Status) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// MarshalJSON gives the members id, eligible, height, lag, advanced, reason
-// and error, in that order:
+// MarshalJSON gives the members id, eligible, height, lag, latency_seconds,
+// advanced, reason and error, in that order:
 //
-//	{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"}
-//	{"id":"backup","eligible":false,"advanced":"2026-01-02T09:59:45Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}
+//	{"id":"primary","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"}
+//	{"id":"backup","eligible":false,"latency_seconds":0.3,"advanced":"2026-01-02T09:59:45Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}
 //
 // height and lag are there only when the probe succeeded, even when they
 // are 0, so that a failed endpoint shows no height that could pass for
-// block 0. advanced is there when it is not zero. reason and error are
+// block 0. latency_seconds, Latency in seconds with fractions, is there
+// once a Check has published. advanced is there when it is not zero. reason and error are
 // there only when Err is set: error is Err's message, with every rune that
 // [strconv.IsPrint] rejects escaped, and reason is [ProbeError.Reason] of
 // the *ProbeError that Err is or wraps. For an Err that holds no
@@ -145,12 +157,13 @@ func (s Status) MarshalJSON() ([]byte, error) {
 // wrapped codes tell, else "transport".
 //
 // Marshaled on its own, an EndpointStatus cannot see its Status's
-// Checked, so it counts its probe as succeeded when Err is nil and
-// Advanced is not zero. For every Status that a Monitor returns that is
-// the same test, since an endpoint that answered in the Check in force has
+// Checked, so it counts a Check as published when Err is set or Advanced
+// is not zero, and its probe as succeeded when, besides, Err is nil. For
+// every Status that a Monitor returns that is the same test, since only a
+// published Check sets Err, and an endpoint that answered in it has
 // counted a height.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
-	return json.Marshal(e.json(!e.Advanced.IsZero()))
+	return json.Marshal(e.json(e.Err != nil || !e.Advanced.IsZero()))
 }
 
 // statusJSON and endpointJSON give the JSON form its members, in order. A
@@ -158,6 +171,7 @@ func (e EndpointStatus) MarshalJSON() ([]byte, error) {
 type statusJSON struct {
 	Checked   *time.Time     `json:"checked,omitempty"`
 	Reference *uint64        `json:"reference,omitempty"`
+	MaxLag    uint64         `json:"max_lag"`
 	Advanced  *time.Time     `json:"advanced,omitempty"`
 	Endpoints []endpointJSON `json:"endpoints"`
 }
@@ -167,6 +181,7 @@ type endpointJSON struct {
 	Eligible bool                `json:"eligible"`
 	Height   *uint64             `json:"height,omitempty"`
 	Lag      *uint64             `json:"lag,omitempty"`
+	Latency  *float64            `json:"latency_seconds,omitempty"`
 	Advanced *time.Time          `json:"advanced,omitempty"`
 	Reason   *Reason             `json:"reason,omitempty"`
 	Error    *string             `json:"error,omitempty"`
@@ -177,6 +192,10 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 	out := endpointJSON{ID: e.ID, Eligible: e.Eligible}
 	if e.succeeded(published) {
 		out.Height, out.Lag = &e.Height, &e.Lag
+	}
+	if published {
+		seconds := e.Latency.Seconds()
+		out.Latency = &seconds
 	}
 	if !e.Advanced.IsZero() {
 		out.Advanced = &e.Advanced
@@ -202,19 +221,20 @@ func failure(err error) (Reason, string) {
 
 // LogValue makes a Status log through log/slog as a group with the same
 // members as its JSON, under the same rules for which are there: checked,
-// reference and advanced, then a group endpoints holding one group per
-// endpoint, keyed by its ID and in configured order, with eligible,
-// height, lag, advanced, reason and error. With a TextHandler,
+// reference, max_lag and advanced, then a group endpoints holding one
+// group per endpoint, keyed by its ID and in configured order, with
+// eligible, height, lag, latency (a duration), advanced, reason and error. With a TextHandler,
 // slog.Info("check", "status", st) gives keys such as status.reference and
 // status.endpoints.primary.lag, so an ID such as "reference" collides with
 // nothing; an ID holding a dot reads ambiguously among such keys, though
 // the JSONHandler nests it unambiguously.
 func (s Status) LogValue() slog.Value {
 	published := !s.Checked.IsZero()
-	attrs := make([]slog.Attr, 0, 4)
+	attrs := make([]slog.Attr, 0, 5)
 	if published {
 		attrs = append(attrs, slog.Time("checked", s.Checked), slog.Uint64("reference", s.Reference))
 	}
+	attrs = append(attrs, slog.Uint64("max_lag", s.MaxLag))
 	if !s.Advanced.IsZero() {
 		attrs = append(attrs, slog.Time("advanced", s.Advanced))
 	}
@@ -227,10 +247,13 @@ func (s Status) LogValue() slog.Value {
 
 // logValue is one endpoint's group in Status.LogValue.
 func (e EndpointStatus) logValue(published bool) slog.Value {
-	attrs := make([]slog.Attr, 0, 6)
+	attrs := make([]slog.Attr, 0, 7)
 	attrs = append(attrs, slog.Bool("eligible", e.Eligible))
 	if e.succeeded(published) {
 		attrs = append(attrs, slog.Uint64("height", e.Height), slog.Uint64("lag", e.Lag))
+	}
+	if published {
+		attrs = append(attrs, slog.Duration("latency", e.Latency))
 	}
 	if !e.Advanced.IsZero() {
 		attrs = append(attrs, slog.Time("advanced", e.Advanced))

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,8 +30,8 @@ func assertAgreesWithEligible(t *testing.T, m *Monitor, st Status) {
 
 // A new Monitor shows every endpoint eligible and nothing measured.
 func TestStatusWhileFailOpenShowsEveryEndpointEligible(t *testing.T) {
-	m := mustNew(t, Config{Endpoints: named("b", "http://127.0.0.1:1", "a", "http://127.0.0.1:1")})
-	want := Status{Endpoints: []EndpointStatus{{ID: "b", Eligible: true}, {ID: "a", Eligible: true}}}
+	m := mustNew(t, Config{Endpoints: named("b", "http://127.0.0.1:1", "a", "http://127.0.0.1:1"), MaxLag: 7})
+	want := Status{MaxLag: 7, Endpoints: []EndpointStatus{{ID: "b", Eligible: true}, {ID: "a", Eligible: true}}}
 	if got := m.Status(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Status = %+v, want %+v", got, want)
 	}
@@ -50,8 +51,8 @@ func TestStatusShowsWhatTheCheckFound(t *testing.T) {
 	if !st.Checked.Equal(clockAt("10:00:00")) {
 		t.Errorf("Checked %v, want the Check's time, 10:00:00", st.Checked)
 	}
-	if st.Reference != 110 {
-		t.Errorf("Reference %d, want 110", st.Reference)
+	if st.Reference != 110 || st.MaxLag != 3 {
+		t.Errorf("Reference %d and MaxLag %d, want 110 and 3", st.Reference, st.MaxLag)
 	}
 	errs := probeErrors(t, err)
 	checkErr := errs["broken"]
@@ -333,10 +334,10 @@ func jsonStatuses(t *testing.T) map[string]Status {
 	// The message and reason of a failure that Check found depend on how
 	// probes describe failures; this one is fixed.
 	out["hand-built, a ProbeError"] = Status{
-		Checked: clockAt("10:00:15"), Reference: 110, Advanced: clockAt("10:00:00"),
+		Checked: clockAt("10:00:15"), Reference: 110, MaxLag: 2, Advanced: clockAt("10:00:00"),
 		Endpoints: []EndpointStatus{
-			{ID: "primary", Eligible: true, Height: 110, Advanced: clockAt("10:00:00")},
-			{ID: "backup", Err: &ProbeError{Endpoint: "backup", Err: &StatusError{StatusCode: 503}}, Advanced: clockAt("10:00:00")},
+			{ID: "primary", Eligible: true, Height: 110, Latency: 12500 * time.Microsecond, Advanced: clockAt("10:00:00")},
+			{ID: "backup", Err: &ProbeError{Endpoint: "backup", Err: &StatusError{StatusCode: 503}}, Latency: 2 * time.Second, Advanced: clockAt("10:00:00")},
 		},
 	}
 	out["hand-built, errors that are no ProbeError"] = Status{
@@ -371,30 +372,30 @@ func TestStatusMarshalsToJSONWithOnlyTheMembersThatHold(t *testing.T) {
 		want   string
 	}{
 		{"a fail-open Status has only the endpoints, each with its ID and verdict", "fail-open",
-			`{"endpoints":[{"id":"primary","eligible":true},{"id":"backup","eligible":true}]}`},
-		{"the zero Status has an empty endpoint list", "zero", `{"endpoints":[]}`},
+			`{"max_lag":3,"endpoints":[{"id":"primary","eligible":true},{"id":"backup","eligible":true}]}`},
+		{"the zero Status has an empty endpoint list", "zero", `{"max_lag":0,"endpoints":[]}`},
 		{"a failed endpoint shows its reason and message and no height, and keeps its Advanced", "mixed",
-			`{"checked":"2026-01-02T10:00:15Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"backup","eligible":false,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
-				`{"id":"lagging","eligible":false,"height":100,"lag":10,"advanced":"2026-01-02T10:00:00Z"}]}`},
+			`{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
+				`{"id":"primary","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"backup","eligible":false,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
+				`{"id":"lagging","eligible":false,"height":100,"lag":10,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"}]}`},
 		{"height and reference zero are shown", "height zero",
-			`{"checked":"2026-01-02T10:00:00Z","reference":0,"advanced":"2026-01-02T10:00:00Z","endpoints":[{"id":"a","eligible":true,"height":0,"lag":0,"advanced":"2026-01-02T10:00:00Z"}]}`},
+			`{"checked":"2026-01-02T10:00:00Z","reference":0,"max_lag":0,"advanced":"2026-01-02T10:00:00Z","endpoints":[{"id":"a","eligible":true,"height":0,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"}]}`},
 		{"IDs named like members stay inside the endpoint list", "member names as IDs",
-			`{"checked":"2026-01-02T10:00:00Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"reference","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"checked","eligible":false,"height":100,"lag":10,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"advanced","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"endpoints","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"height","eligible":false,` + failureJSON(statuses["member names as IDs"].Endpoints[4].Err) + `}]}`},
-		{"a ProbeError shows its reason and its message", "hand-built, a ProbeError",
-			`{"checked":"2026-01-02T10:00:15Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"primary","eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"backup","eligible":false,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}]}`},
+			`{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
+				`{"id":"reference","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"checked","eligible":false,"height":100,"lag":10,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"advanced","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"endpoints","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"height","eligible":false,"latency_seconds":0,` + failureJSON(statuses["member names as IDs"].Endpoints[4].Err) + `}]}`},
+		{"a ProbeError shows its reason and its message, and latencies are in seconds", "hand-built, a ProbeError",
+			`{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":2,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
+				`{"id":"primary","eligible":true,"height":110,"lag":0,"latency_seconds":0.0125,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"backup","eligible":false,"latency_seconds":2,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}]}`},
 		{"an error that is no ProbeError shows escaped, with the reason its codes give", "hand-built, errors that are no ProbeError",
-			`{"checked":"2026-01-02T10:00:00Z","reference":7,"endpoints":[` +
-				`{"id":"plain","eligible":false,"reason":"transport","error":"boom\\nforged line"},` +
-				`{"id":"wrapped","eligible":false,"reason":"rate_limited","error":"gave up: HTTP status 429"}]}`},
+			`{"checked":"2026-01-02T10:00:00Z","reference":7,"max_lag":0,"endpoints":[` +
+				`{"id":"plain","eligible":false,"latency_seconds":0,"reason":"transport","error":"boom\\nforged line"},` +
+				`{"id":"wrapped","eligible":false,"latency_seconds":0,"reason":"rate_limited","error":"gave up: HTTP status 429"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -458,39 +459,43 @@ func TestStatusLogsTheMembersOfItsJSONAsGroups(t *testing.T) {
 		want    string
 	}{
 		{"text shows a fail-open Status as verdicts alone", textHandler, "fail-open",
-			"level=INFO msg=check status.endpoints.primary.eligible=true status.endpoints.backup.eligible=true\n"},
+			"level=INFO msg=check status.max_lag=3 status.endpoints.primary.eligible=true status.endpoints.backup.eligible=true\n"},
 		{"text shows nothing of the zero Status", textHandler, "zero",
-			"level=INFO msg=check\n"},
+			"level=INFO msg=check status.max_lag=0\n"},
 		{"text shows a failed endpoint's reason and message and no height", textHandler, "mixed",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.backup.eligible=false status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z " + failureText("status.endpoints.backup", statuses["mixed"].Endpoints[1].Err) +
-				" status.endpoints.lagging.eligible=false status.endpoints.lagging.height=100 status.endpoints.lagging.lag=10 status.endpoints.lagging.advanced=2026-01-02T10:00:00.000Z\n"},
+			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.max_lag=3 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.latency=0s status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.backup.eligible=false status.endpoints.backup.latency=0s status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z " + failureText("status.endpoints.backup", statuses["mixed"].Endpoints[1].Err) +
+				" status.endpoints.lagging.eligible=false status.endpoints.lagging.height=100 status.endpoints.lagging.lag=10 status.endpoints.lagging.latency=0s status.endpoints.lagging.advanced=2026-01-02T10:00:00.000Z\n"},
 		{"text shows height and reference zero", textHandler, "height zero",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=0 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.a.eligible=true status.endpoints.a.height=0 status.endpoints.a.lag=0 status.endpoints.a.advanced=2026-01-02T10:00:00.000Z\n"},
+			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=0 status.max_lag=0 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.a.eligible=true status.endpoints.a.height=0 status.endpoints.a.lag=0 status.endpoints.a.latency=0s status.endpoints.a.advanced=2026-01-02T10:00:00.000Z\n"},
 		{"text keeps an ID named reference apart from the reference", textHandler, "member names as IDs",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=110 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.reference.eligible=true status.endpoints.reference.height=110 status.endpoints.reference.lag=0 status.endpoints.reference.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.checked.eligible=false status.endpoints.checked.height=100 status.endpoints.checked.lag=10 status.endpoints.checked.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.advanced.eligible=true status.endpoints.advanced.height=110 status.endpoints.advanced.lag=0 status.endpoints.advanced.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.endpoints.eligible=true status.endpoints.endpoints.height=110 status.endpoints.endpoints.lag=0 status.endpoints.endpoints.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.height.eligible=false " + failureText("status.endpoints.height", statuses["member names as IDs"].Endpoints[4].Err) + "\n"},
-		{"text shows a ProbeError's reason and message", textHandler, "hand-built, a ProbeError",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
-				` status.endpoints.backup.eligible=false status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z status.endpoints.backup.reason=http_status status.endpoints.backup.error="blocklag: endpoint \"backup\": HTTP status 503"` + "\n"},
+			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=110 status.max_lag=3 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.reference.eligible=true status.endpoints.reference.height=110 status.endpoints.reference.lag=0 status.endpoints.reference.latency=0s status.endpoints.reference.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.checked.eligible=false status.endpoints.checked.height=100 status.endpoints.checked.lag=10 status.endpoints.checked.latency=0s status.endpoints.checked.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.advanced.eligible=true status.endpoints.advanced.height=110 status.endpoints.advanced.lag=0 status.endpoints.advanced.latency=0s status.endpoints.advanced.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.endpoints.eligible=true status.endpoints.endpoints.height=110 status.endpoints.endpoints.lag=0 status.endpoints.endpoints.latency=0s status.endpoints.endpoints.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.height.eligible=false status.endpoints.height.latency=0s " + failureText("status.endpoints.height", statuses["member names as IDs"].Endpoints[4].Err) + "\n"},
+		{"text shows a ProbeError's reason and message, and latencies as durations", textHandler, "hand-built, a ProbeError",
+			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.max_lag=2 status.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.latency=12.5ms status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
+				` status.endpoints.backup.eligible=false status.endpoints.backup.latency=2s status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z status.endpoints.backup.reason=http_status status.endpoints.backup.error="blocklag: endpoint \"backup\": HTTP status 503"` + "\n"},
 		{"text escapes an error that is no ProbeError", textHandler, "hand-built, errors that are no ProbeError",
-			`level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=7` +
-				` status.endpoints.plain.eligible=false status.endpoints.plain.reason=transport status.endpoints.plain.error="boom\\nforged line"` +
-				` status.endpoints.wrapped.eligible=false status.endpoints.wrapped.reason=rate_limited status.endpoints.wrapped.error="gave up: HTTP status 429"` + "\n"},
+			`level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=7 status.max_lag=0` +
+				` status.endpoints.plain.eligible=false status.endpoints.plain.latency=0s status.endpoints.plain.reason=transport status.endpoints.plain.error="boom\\nforged line"` +
+				` status.endpoints.wrapped.eligible=false status.endpoints.wrapped.latency=0s status.endpoints.wrapped.reason=rate_limited status.endpoints.wrapped.error="gave up: HTTP status 429"` + "\n"},
 		{"JSON shows a fail-open Status as verdicts alone", jsonHandler, "fail-open",
-			`{"level":"INFO","msg":"check","status":{"endpoints":{"primary":{"eligible":true},"backup":{"eligible":true}}}}` + "\n"},
+			`{"level":"INFO","msg":"check","status":{"max_lag":3,"endpoints":{"primary":{"eligible":true},"backup":{"eligible":true}}}}` + "\n"},
 		{"JSON nests one object per endpoint", jsonHandler, "mixed",
-			`{"level":"INFO","msg":"check","status":{"checked":"2026-01-02T10:00:15Z","reference":110,"advanced":"2026-01-02T10:00:00Z","endpoints":{` +
-				`"primary":{"eligible":true,"height":110,"lag":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`"backup":{"eligible":false,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
-				`"lagging":{"eligible":false,"height":100,"lag":10,"advanced":"2026-01-02T10:00:00Z"}}}}` + "\n"},
+			`{"level":"INFO","msg":"check","status":{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":{` +
+				`"primary":{"eligible":true,"height":110,"lag":0,"latency":0,"advanced":"2026-01-02T10:00:00Z"},` +
+				`"backup":{"eligible":false,"latency":0,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
+				`"lagging":{"eligible":false,"height":100,"lag":10,"latency":0,"advanced":"2026-01-02T10:00:00Z"}}}}` + "\n"},
+		{"JSON writes a latency as slog does any duration, in nanoseconds", jsonHandler, "hand-built, a ProbeError",
+			`{"level":"INFO","msg":"check","status":{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":2,"advanced":"2026-01-02T10:00:00Z","endpoints":{` +
+				`"primary":{"eligible":true,"height":110,"lag":0,"latency":12500000,"advanced":"2026-01-02T10:00:00Z"},` +
+				`"backup":{"eligible":false,"latency":2000000000,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}}}}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -548,4 +553,52 @@ func duplicateKey(dec *json.Decoder) (key string, dup bool, err error) {
 	}
 	_, err = dec.Token() // the closing delimiter
 	return "", false, err
+}
+
+// A probe's Latency runs from its height request until both its requests
+// have ended, whether it succeeded or failed. Here the Monitor's clock
+// moves only when a provider answers, so the latency is exactly the time
+// that provider took.
+func TestLatencyIsHowLongTheProbeTook(t *testing.T) {
+	var clock atomic.Int64 // how far the providers have moved the clock, in nanoseconds
+	// advanceThen is a handler that moves the clock by d, then answers with
+	// status (0 means 200) and body.
+	advanceThen := func(d time.Duration, status int, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			clock.Add(int64(d))
+			reply(status, body)(w, r)
+		}
+	}
+	tests := []struct {
+		name        string
+		chainID     uint64
+		height      http.HandlerFunc
+		chain       http.HandlerFunc
+		wantLatency time.Duration
+		wantFailed  bool
+	}{
+		{name: "an answer", height: advanceThen(250*time.Millisecond, 0, answer(100)), wantLatency: 250 * time.Millisecond},
+		{name: "a failure", height: advanceThen(2*time.Second, http.StatusBadGateway, ""), wantLatency: 2 * time.Second, wantFailed: true},
+		{name: "a height answer and the slower chain ID answer beside it", chainID: 1,
+			height: advanceThen(0, 0, answer(100)), chain: advanceThen(400*time.Millisecond, 0, answer(1)), wantLatency: 400 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", tt.height)
+			p.on("eth_chainId", tt.chain)
+			// other answers at once, so that the Check publishes even when p fails.
+			m := mustNew(t, Config{Endpoints: named("p", p.URL, "other", newProvider(t, 100).URL), ChainID: tt.chainID})
+			clock.Store(0)
+			m.now = func() time.Time { return clockAt("10:00:00").Add(time.Duration(clock.Load())) }
+			err := check(m)
+			st := m.Status()
+			if (err != nil) != tt.wantFailed || (st.Endpoints[0].Err != nil) != tt.wantFailed {
+				t.Fatalf("Check = %v, want a failure of p: %v", err, tt.wantFailed)
+			}
+			if got := st.Endpoints[0].Latency; got != tt.wantLatency {
+				t.Errorf("Latency %v, want %v", got, tt.wantLatency)
+			}
+		})
+	}
 }

@@ -1,0 +1,202 @@
+package blocklag
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/yermakovsa/failnext"
+)
+
+// everyReason is each Reason a probe can fail with, written out here
+// rather than taken from the code under test.
+var everyReason = []Reason{
+	ReasonRateLimited, ReasonUnauthorized, ReasonHTTPStatus, ReasonRPCError,
+	ReasonWrongChain, ReasonBadAnswer, ReasonTimeout, ReasonTransport,
+}
+
+// failingEverywhichWay is a Monitor with ChainID 1 over one provider that
+// answers and one endpoint that fails with each Reason, named after it.
+func failingEverywhichWay(t *testing.T) *Monitor {
+	t.Helper()
+	eps := named("fine", newProvider(t, 100).URL)
+	for _, r := range everyReason {
+		p := newProvider(t, 100)
+		switch r {
+		case ReasonRateLimited:
+			p.on("eth_blockNumber", reply(http.StatusTooManyRequests, ""))
+		case ReasonUnauthorized:
+			p.on("eth_blockNumber", reply(http.StatusUnauthorized, ""))
+		case ReasonHTTPStatus:
+			p.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
+		case ReasonRPCError:
+			p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32601, "method not found")))
+		case ReasonWrongChain:
+			p.serveChain(`"0x2"`)
+		case ReasonBadAnswer:
+			p.on("eth_blockNumber", reply(0, "<html>"))
+		}
+		eps = append(eps, named(string(r), p.URL)...)
+	}
+	// The last two fail in the Base, without a provider.
+	eps[len(eps)-2].URL, eps[len(eps)-1].URL = "http://timeout.example", "http://transport.example"
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch r.URL.Host {
+		case "timeout.example":
+			return nil, &net.DNSError{Err: "lookup timed out", Name: r.URL.Host, IsTimeout: true}
+		case "transport.example":
+			return nil, errors.New("circuit open")
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	return mustNew(t, Config{Endpoints: eps, ChainID: 1, Base: base})
+}
+
+func TestStatsCountEachFailureUnderItsReason(t *testing.T) {
+	m := failingEverywhichWay(t)
+	for range 2 {
+		if err := check(m); len(probeErrors(t, err)) != len(everyReason) {
+			t.Fatalf("Check = %v, want a failure for each reason", err)
+		}
+	}
+	st := m.Stats()
+	if st.Checks != 2 || st.Published != 2 {
+		t.Errorf("Checks %d, Published %d; want 2 and 2", st.Checks, st.Published)
+	}
+	want := []EndpointStats{{ID: "fine", Probes: 2, Failures: map[Reason]uint64{}}}
+	for _, r := range everyReason {
+		want = append(want, EndpointStats{ID: failnext.EndpointID(r), Probes: 2, Failures: map[Reason]uint64{r: 2}})
+	}
+	if !reflect.DeepEqual(st.Endpoints, want) {
+		t.Errorf("Endpoints =\n%+v\nwant\n%+v", st.Endpoints, want)
+	}
+}
+
+// Stats counts every Check that sent probes, whether it published, found
+// every probe failing, or was abandoned, and no Check that sent none.
+func TestStatsCountEveryCheckThatSentProbes(t *testing.T) {
+	good, rejecting := newProvider(t, 100), newProvider(t, 100)
+	rejecting.on("eth_blockNumber", reply(http.StatusUnauthorized, ""))
+	m := mustNew(t, Config{Endpoints: named("good", good.URL, "rejecting", rejecting.URL)})
+	wantStats := func(t *testing.T, checks, published, goodFailures uint64) {
+		t.Helper()
+		want := Stats{Checks: checks, Published: published, Endpoints: []EndpointStats{
+			{ID: "good", Probes: checks, Failures: map[Reason]uint64{}},
+			{ID: "rejecting", Probes: checks, Failures: map[Reason]uint64{}},
+		}}
+		if checks > 0 {
+			want.Endpoints[1].Failures[ReasonUnauthorized] = checks
+		}
+		if goodFailures > 0 {
+			want.Endpoints[0].Failures[ReasonHTTPStatus] = goodFailures
+		}
+		if got := m.Stats(); !reflect.DeepEqual(got, want) {
+			t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
+		}
+	}
+
+	t.Run("a new Monitor has counted nothing", func(t *testing.T) { wantStats(t, 0, 0, 0) })
+	t.Run("a Check that publishes counts as published", func(t *testing.T) {
+		check(m)
+		wantStats(t, 1, 1, 0)
+	})
+	t.Run("a Check in which every probe fails counts, though nothing is published", func(t *testing.T) {
+		good.on("eth_blockNumber", reply(http.StatusServiceUnavailable, ""))
+		defer good.on("eth_blockNumber", nil)
+		before := m.Status()
+		check(m)
+		if !reflect.DeepEqual(m.Status(), before) {
+			t.Fatal("the Check published")
+		}
+		wantStats(t, 2, 1, 1)
+	})
+	t.Run("a Check whose context is already done sends nothing and counts nothing", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		m.Check(ctx)
+		wantStats(t, 2, 1, 1)
+	})
+}
+
+func TestAbandonedCheckCountsItsFailuresAsUnpublished(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// rejecting's probe has failed once fetch closes its answer's body;
+	// only then does slow cancel the Check, and answer.
+	decided := make(chan struct{})
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		readRequest(t, r)
+		if r.URL.Host == "rejecting.example" {
+			resp := response(r, http.StatusUnauthorized, "", -1)
+			resp.Body = &closeNotifier{ReadCloser: resp.Body, closed: decided}
+			return resp, nil
+		}
+		<-decided
+		cancel()
+		return response(r, http.StatusOK, answer(100), -1), nil
+	})
+	m := mustNew(t, Config{Endpoints: named("rejecting", "http://rejecting.example", "slow", "http://slow.example"), Base: base})
+	if err := m.Check(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Check = %v, want it abandoned", err)
+	}
+	want := Stats{Checks: 1, Endpoints: []EndpointStats{
+		{ID: "rejecting", Probes: 1, Failures: map[Reason]uint64{ReasonUnauthorized: 1}},
+		{ID: "slow", Probes: 1, Failures: map[Reason]uint64{}},
+	}}
+	if got := m.Stats(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// closeNotifier is a body that closes closed when it is first closed.
+type closeNotifier struct {
+	io.ReadCloser
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *closeNotifier) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.ReadCloser.Close()
+}
+
+// Stats returns a copy, and answers while a Check is running, from the
+// counts so far.
+func TestStatsIsACopyThatNeverWaitsForACheck(t *testing.T) {
+	p := newProvider(t, 100)
+	m := mustNew(t, Config{Endpoints: named("p", p.URL)})
+	check(m)
+	got := m.Stats()
+	got.Endpoints[0].Failures[ReasonTimeout] = 9
+	got.Endpoints[0].ID = "changed"
+	if again := m.Stats(); again.Endpoints[0].ID != "p" || len(again.Endpoints[0].Failures) != 0 {
+		t.Errorf("after changing a returned Stats, Stats = %+v", again)
+	}
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+		w.Write([]byte(answer(101)))
+	})
+	done := make(chan error)
+	go func() { done <- check(m) }()
+	<-entered
+	// The Check holds its turn until release is closed, so a Stats that
+	// waited for it would never return.
+	if st := m.Stats(); st.Checks != 2 || st.Published != 1 || st.Endpoints[0].Probes != 2 {
+		t.Errorf("Stats during the second Check = %+v, want it counted as sent and not yet published", st)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Published != 2 {
+		t.Errorf("Published %d after the second Check, want 2", st.Published)
+	}
+}
