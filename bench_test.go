@@ -219,8 +219,8 @@ var remoteFailures = []struct {
 	body   string
 }{
 	{"rpc-error", http.StatusTooManyRequests, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}` + "\n"},
-	{"html", http.StatusBadGateway, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n" +
-		strings.Repeat("<!-- a padding to disable MSIE and Chrome friendly error page -->\r\n", 6) + "</body>\r\n</html>\r\n"},
+	{"html", http.StatusBadGateway, "<!DOCTYPE html>\n<html><head><title>Bad gateway</title></head>\n<body><h1>Bad gateway</h1>\n" +
+		strings.Repeat("<p>The node behind this gateway did not answer in time. Try again later.</p>\n", 6) + "</body></html>\n"},
 }
 
 // remoteFailurePath is where the remote providers serve a remoteFailures
