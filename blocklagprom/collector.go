@@ -7,7 +7,7 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// providerLabel names the provider a per-provider gauge is about. It is not
+// providerLabel names the provider a per-provider metric is about. It is not
 // "endpoint" because many Prometheus setups already use that name as a
 // target label, which would clash with it.
 const providerLabel = "provider"
@@ -16,8 +16,9 @@ const providerLabel = "provider"
 const reasonLabel = "reason"
 
 // The collector's fixed descriptors. Describe sends all of them; Collect
-// sends those that apply to the Status it reads. Each help text says in one
-// sentence what the number is; the README's table says when it is there.
+// sends the gauges that apply to the Status it reads and every counter of
+// the Stats. Each help text says in one sentence what the number is; the
+// README's tables say when it is there.
 var (
 	providerEligibleDesc = providerDesc("blocklag_provider_eligible",
 		"Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.")
@@ -29,6 +30,8 @@ var (
 		"Blocks the provider was behind the reference height in the latest published check.")
 	providerAdvancedDesc = providerDesc("blocklag_provider_advanced_timestamp_seconds",
 		"Unix time when the provider last advanced, per EndpointStatus.Advanced.")
+	providerDurationDesc = providerDesc("blocklag_provider_probe_duration_seconds",
+		"How long the provider's probe took in the latest published check.")
 	providerFailureReasonDesc = prometheus.NewDesc("blocklag_provider_failure_reason",
 		"Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).",
 		[]string{providerLabel, reasonLabel}, nil)
@@ -38,12 +41,40 @@ var (
 		"Unix time when the latest published check finished probing, per Status.Checked.", nil, nil)
 	advancedDesc = prometheus.NewDesc("blocklag_advanced_timestamp_seconds",
 		"Unix time when the front last moved, per Status.Advanced.", nil, nil)
+	maxLagDesc = prometheus.NewDesc("blocklag_max_lag_blocks",
+		"Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.", nil, nil)
+
+	checksDesc = prometheus.NewDesc("blocklag_checks_total",
+		"Checks that sent probes, published or not.", nil, nil)
+	checksPublishedDesc = prometheus.NewDesc("blocklag_checks_published_total",
+		"Checks that published verdicts.", nil, nil)
+	providerProbesDesc = providerDesc("blocklag_provider_probes_total",
+		"Probes sent to the provider.")
+	providerFailuresDesc = prometheus.NewDesc("blocklag_provider_probe_failures_total",
+		"Failed probes of the provider, by the reason ProbeError.Reason names, in every check.",
+		[]string{providerLabel, reasonLabel}, nil)
 )
 
 var allDescs = []*prometheus.Desc{
 	providerEligibleDesc, providerUpDesc, providerHeightDesc, providerLagDesc,
-	providerAdvancedDesc, providerFailureReasonDesc, referenceHeightDesc,
-	checkedDesc, advancedDesc,
+	providerAdvancedDesc, providerDurationDesc, providerFailureReasonDesc,
+	referenceHeightDesc, checkedDesc, advancedDesc, maxLagDesc,
+	checksDesc, checksPublishedDesc, providerProbesDesc, providerFailuresDesc,
+}
+
+// reasons is every blocklag.Reason, in the order blocklag declares them:
+// each provider has a failure counter for each, from 0, so that increase()
+// sees its first failure of a kind. blocklag has no list of its own to
+// range over; a test compares this one with the constants it declares.
+var reasons = []blocklag.Reason{
+	blocklag.ReasonRateLimited,
+	blocklag.ReasonUnauthorized,
+	blocklag.ReasonHTTPStatus,
+	blocklag.ReasonRPCError,
+	blocklag.ReasonWrongChain,
+	blocklag.ReasonBadAnswer,
+	blocklag.ReasonTimeout,
+	blocklag.ReasonTransport,
 }
 
 func providerDesc(name, help string) *prometheus.Desc {
@@ -51,12 +82,13 @@ func providerDesc(name, help string) *prometheus.Desc {
 }
 
 // NewCollector returns a checked collector that exports m's verdicts and
-// the numbers they rest on as the gauges that the module's README lists.
-// It keeps no state of its own: every Collect reads one m.Status() and
-// builds all its metrics from it, so a scrape never disagrees with
-// m.Eligible and never mixes two checks. It is safe for concurrent scrapes,
-// also while a Check runs, and it never waits for one. A nil m exports
-// nothing.
+// the numbers they rest on as the gauges that the module's README lists,
+// and what every check did as its counters. It keeps no state of its own:
+// every Collect reads one m.Status() and one m.Stats() and builds all its
+// metrics from those two, so a scrape never disagrees with m.Eligible and
+// never mixes two checks' verdicts. It is safe for concurrent scrapes, also
+// while a Check runs, and it never waits for one. A nil m, or a zero
+// Monitor not made by blocklag.New, exports nothing.
 //
 // Register one collector per Monitor. Two collectors have the same
 // descriptors, so a second Monitor in the same registry needs a label of its
@@ -68,7 +100,14 @@ func NewCollector(m *blocklag.Monitor) prometheus.Collector {
 // collector holds only the Monitor it reads; it is never written after
 // NewCollector, so concurrent scrapes share nothing else.
 type collector struct {
-	monitor *blocklag.Monitor
+	monitor monitor
+}
+
+// monitor is what the collector reads of a *blocklag.Monitor. It is an
+// interface so that a test can count the reads of one Collect.
+type monitor interface {
+	Status() blocklag.Status
+	Stats() blocklag.Stats
 }
 
 // Describe sends every descriptor that Collect may use.
@@ -78,16 +117,26 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends the gauges of one Status.
+// Collect sends the gauges of one Status and the counters of one Stats.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	collectStatus(ch, c.monitor.Status())
+	collect(ch, c.monitor.Status(), c.monitor.Stats())
+}
+
+// collect sends the metrics of st and ss. A Status without endpoints comes
+// only from a Monitor that New did not make, and gives nothing at all.
+func collect(ch chan<- prometheus.Metric, st blocklag.Status, ss blocklag.Stats) {
+	if len(st.Endpoints) == 0 {
+		return
+	}
+	collectStatus(ch, st)
+	collectStats(ch, ss)
 }
 
 // collectStatus sends the gauges that apply to st. They follow the
-// presence rules of Status's JSON form: up, the reference and checked wait
-// for the first published check; height and lag only for a provider that
-// answered in it, and a failure reason only for one with an error; a
-// timestamp only once it is set.
+// presence rules of Status's JSON form: up, the probe duration, the
+// reference and checked wait for the first published check; height and lag
+// only for a provider that answered in it, and a failure reason only for
+// one with an error; a timestamp only once it is set.
 func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 	published := !st.Checked.IsZero()
 	for _, e := range st.Endpoints {
@@ -95,6 +144,7 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 		send(ch, providerEligibleDesc, flag(e.Eligible), id)
 		if published {
 			send(ch, providerUpDesc, flag(e.Err == nil), id)
+			send(ch, providerDurationDesc, e.Latency.Seconds(), id)
 		}
 		if published && e.Err == nil {
 			send(ch, providerHeightDesc, float64(e.Height), id)
@@ -114,6 +164,21 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 	if !st.Advanced.IsZero() {
 		send(ch, advancedDesc, unixSeconds(st.Advanced))
 	}
+	send(ch, maxLagDesc, float64(st.MaxLag))
+}
+
+// collectStats sends the counters of ss, all of them always: a provider's
+// failure counter of every reason, 0 until its first failure of the kind.
+func collectStats(ch chan<- prometheus.Metric, ss blocklag.Stats) {
+	count(ch, checksDesc, ss.Checks)
+	count(ch, checksPublishedDesc, ss.Published)
+	for _, e := range ss.Endpoints {
+		id := string(e.ID)
+		count(ch, providerProbesDesc, e.Probes, id)
+		for _, r := range reasons {
+			count(ch, providerFailuresDesc, e.Failures[r], id, string(r))
+		}
+	}
 }
 
 // reason classifies an endpoint's Err as Status's JSON form does. A
@@ -124,12 +189,20 @@ func reason(err error) blocklag.Reason {
 	return (&blocklag.ProbeError{Err: err}).Reason()
 }
 
-// send sends one gauge. A label value must be valid UTF-8: New rejects
-// IDs that are not, but a Status built by hand may still hold one, and the
-// scrape then gets an error naming the metric rather than a panic that
-// would end the program.
+// send sends one gauge, and count one counter. A label value must be valid
+// UTF-8: New rejects IDs that are not, but a Status built by hand may still
+// hold one, and the scrape then gets an error naming the metric rather
+// than a panic that would end the program.
 func send(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
-	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	metric(ch, d, prometheus.GaugeValue, v, labels)
+}
+
+func count(ch chan<- prometheus.Metric, d *prometheus.Desc, n uint64, labels ...string) {
+	metric(ch, d, prometheus.CounterValue, float64(n), labels)
+}
+
+func metric(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) {
+	m, err := prometheus.NewConstMetric(d, t, v, labels...)
 	if err != nil {
 		m = prometheus.NewInvalidMetric(d, err)
 	}

@@ -15,12 +15,16 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// statusCollector exports a Status built by hand, through the code that
-// exports a Monitor's, so that a test can set every field as it likes.
-type statusCollector struct{ status blocklag.Status }
+// statusCollector exports a Status and a Stats built by hand, through the
+// code that exports a Monitor's, so that a test can set every field as it
+// likes.
+type statusCollector struct {
+	status blocklag.Status
+	stats  blocklag.Stats
+}
 
 func (c statusCollector) Describe(ch chan<- *prometheus.Desc) { collector{}.Describe(ch) }
-func (c statusCollector) Collect(ch chan<- prometheus.Metric) { collectStatus(ch, c.status) }
+func (c statusCollector) Collect(ch chan<- prometheus.Metric) { collect(ch, c.status, c.stats) }
 
 // failed is the error of a probe that failed because of err. The label
 // comes from the EndpointStatus's ID, so the ProbeError's is left empty.
@@ -63,7 +67,7 @@ blocklag_provider_failure_reason{provider="rpc32005",reason="rate_limited"} 1
 blocklag_provider_failure_reason{provider="slow",reason="timeout"} 1
 blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
 `
-	c := statusCollector{st}
+	c := statusCollector{status: st}
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "blocklag_provider_failure_reason"); err != nil {
 		t.Error(err)
 	}
@@ -93,10 +97,13 @@ blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
 }
 
 // What is exported follows the same presence rules as Status's JSON form:
-// eligibility always; up, the reference height and the checked time once a
-// check has published, the reference even when it is 0; height and lag
-// only for a provider that answered, even when they are 0, and a reason
-// only for one that did not; each advanced time only when it is set.
+// eligibility and MaxLag always, even when MaxLag is 0; up, each probe's
+// duration, the reference height and the checked time once a check has
+// published, the reference even when it is 0; height and lag only for a
+// provider that answered, even when they are 0, and a reason only for one
+// that did not; each advanced time only when it is set. A Status without
+// endpoints, which only a Monitor that New did not make has, exports
+// nothing at all, counters included.
 func TestCollectorPresenceFollowsTheStatus(t *testing.T) {
 	checked := time.Unix(1700000000, 250_000_000)
 	advanced := time.Unix(1699999990, 500_000_000)
@@ -107,30 +114,36 @@ func TestCollectorPresenceFollowsTheStatus(t *testing.T) {
 	}{
 		{
 			name:   "a status without endpoints exports nothing",
-			status: blocklag.Status{},
+			status: blocklag.Status{MaxLag: 3},
 			want:   ``,
 		},
 		{
-			name: "a fail-open status exports only eligibility",
-			status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{
+			name: "a fail-open status exports only eligibility and MaxLag",
+			status: blocklag.Status{MaxLag: 3, Endpoints: []blocklag.EndpointStatus{
 				{ID: "a", Eligible: true},
 				{ID: "b", Eligible: true},
 			}},
-			want: `# HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
+			want: `# HELP blocklag_max_lag_blocks Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.
+# TYPE blocklag_max_lag_blocks gauge
+blocklag_max_lag_blocks 3
+# HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
 # TYPE blocklag_provider_eligible gauge
 blocklag_provider_eligible{provider="a"} 1
 blocklag_provider_eligible{provider="b"} 1
 `,
 		},
 		{
-			name: "a published status exports height and lag at 0 and leaves out the advanced times that are not set",
-			status: blocklag.Status{Checked: checked, Reference: 0, Endpoints: []blocklag.EndpointStatus{
-				{ID: "genesis", Eligible: true},
-				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 503})},
+			name: "a published status exports height, lag and MaxLag at 0, each probe's duration, and leaves out the advanced times that are not set",
+			status: blocklag.Status{Checked: checked, Reference: 0, MaxLag: 0, Endpoints: []blocklag.EndpointStatus{
+				{ID: "genesis", Eligible: true, Latency: 250 * time.Millisecond},
+				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 503}), Latency: 2 * time.Second},
 			}},
 			want: `# HELP blocklag_checked_timestamp_seconds Unix time when the latest published check finished probing, per Status.Checked.
 # TYPE blocklag_checked_timestamp_seconds gauge
 blocklag_checked_timestamp_seconds 1.70000000025e+09
+# HELP blocklag_max_lag_blocks Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.
+# TYPE blocklag_max_lag_blocks gauge
+blocklag_max_lag_blocks 0
 # HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
 # TYPE blocklag_provider_eligible gauge
 blocklag_provider_eligible{provider="down"} 0
@@ -144,6 +157,10 @@ blocklag_provider_height{provider="genesis"} 0
 # HELP blocklag_provider_lag_blocks Blocks the provider was behind the reference height in the latest published check.
 # TYPE blocklag_provider_lag_blocks gauge
 blocklag_provider_lag_blocks{provider="genesis"} 0
+# HELP blocklag_provider_probe_duration_seconds How long the provider's probe took in the latest published check.
+# TYPE blocklag_provider_probe_duration_seconds gauge
+blocklag_provider_probe_duration_seconds{provider="down"} 2
+blocklag_provider_probe_duration_seconds{provider="genesis"} 0.25
 # HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
 # TYPE blocklag_provider_up gauge
 blocklag_provider_up{provider="down"} 0
@@ -155,9 +172,9 @@ blocklag_reference_height 0
 		},
 		{
 			name: "a failed provider keeps its advanced time but shows no height or lag",
-			status: blocklag.Status{Checked: checked, Reference: 110, Advanced: advanced, Endpoints: []blocklag.EndpointStatus{
-				{ID: "front", Eligible: true, Height: 110, Advanced: advanced},
-				{ID: "behind", Height: 100, Lag: 10},
+			status: blocklag.Status{Checked: checked, Reference: 110, MaxLag: 5, Advanced: advanced, Endpoints: []blocklag.EndpointStatus{
+				{ID: "front", Eligible: true, Height: 110, Advanced: advanced, Latency: 1500 * time.Microsecond},
+				{ID: "behind", Height: 100, Lag: 10, Latency: 30 * time.Millisecond},
 				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 429}), Advanced: advanced.Add(-time.Minute)},
 			}},
 			want: `# HELP blocklag_advanced_timestamp_seconds Unix time when the front last moved, per Status.Advanced.
@@ -166,6 +183,9 @@ blocklag_advanced_timestamp_seconds 1.6999999905e+09
 # HELP blocklag_checked_timestamp_seconds Unix time when the latest published check finished probing, per Status.Checked.
 # TYPE blocklag_checked_timestamp_seconds gauge
 blocklag_checked_timestamp_seconds 1.70000000025e+09
+# HELP blocklag_max_lag_blocks Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.
+# TYPE blocklag_max_lag_blocks gauge
+blocklag_max_lag_blocks 5
 # HELP blocklag_provider_advanced_timestamp_seconds Unix time when the provider last advanced, per EndpointStatus.Advanced.
 # TYPE blocklag_provider_advanced_timestamp_seconds gauge
 blocklag_provider_advanced_timestamp_seconds{provider="down"} 1.6999999305e+09
@@ -186,6 +206,11 @@ blocklag_provider_height{provider="front"} 110
 # TYPE blocklag_provider_lag_blocks gauge
 blocklag_provider_lag_blocks{provider="behind"} 10
 blocklag_provider_lag_blocks{provider="front"} 0
+# HELP blocklag_provider_probe_duration_seconds How long the provider's probe took in the latest published check.
+# TYPE blocklag_provider_probe_duration_seconds gauge
+blocklag_provider_probe_duration_seconds{provider="behind"} 0.03
+blocklag_provider_probe_duration_seconds{provider="down"} 0
+blocklag_provider_probe_duration_seconds{provider="front"} 0.0015
 # HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
 # TYPE blocklag_provider_up gauge
 blocklag_provider_up{provider="behind"} 1
@@ -199,8 +224,13 @@ blocklag_reference_height 110
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := statusCollector{tt.status}
-			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want)); err != nil {
+			c := statusCollector{status: tt.status}
+			if len(tt.status.Endpoints) == 0 {
+				if n := testutil.CollectAndCount(c); n != 0 {
+					t.Errorf("exported %d metrics, want none", n)
+				}
+			}
+			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want), gaugeNames...); err != nil {
 				t.Error(err)
 			}
 			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
@@ -214,7 +244,7 @@ blocklag_reference_height 110
 // scrape fails with an error naming the metric, and nothing panics.
 func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(statusCollector{blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}})
+	reg.MustRegister(statusCollector{status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}})
 	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "blocklag_provider_eligible") {
 		t.Errorf("gather error %v, want one naming blocklag_provider_eligible", err)
 	}
@@ -224,3 +254,121 @@ func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
 const failureReasonHead = `# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
 # TYPE blocklag_provider_failure_reason gauge
 `
+
+// gaugeNames is every gauge the collector exports, so that a comparison of
+// the gauges leaves the counters out.
+var gaugeNames = []string{
+	"blocklag_provider_eligible",
+	"blocklag_provider_up",
+	"blocklag_provider_height",
+	"blocklag_provider_lag_blocks",
+	"blocklag_provider_advanced_timestamp_seconds",
+	"blocklag_provider_probe_duration_seconds",
+	"blocklag_provider_failure_reason",
+	"blocklag_reference_height",
+	"blocklag_checked_timestamp_seconds",
+	"blocklag_advanced_timestamp_seconds",
+	"blocklag_max_lag_blocks",
+}
+
+// The counters are Stats as it stands: the checks, those that published,
+// and per provider its probes and its failures of each of the eight
+// reasons, 0 for those it has never failed with, whatever the Status says.
+func TestCountersAreTheStats(t *testing.T) {
+	c := statusCollector{
+		status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "a", Eligible: true}, {ID: "b", Eligible: true}}},
+		stats: blocklag.Stats{Checks: 7, Published: 5, Endpoints: []blocklag.EndpointStats{
+			{ID: "a", Probes: 7, Failures: map[blocklag.Reason]uint64{blocklag.ReasonUnauthorized: 2, blocklag.ReasonTimeout: 1}},
+			{ID: "b", Probes: 6},
+		}},
+	}
+	want := `# HELP blocklag_checks_total Checks that sent probes, published or not.
+# TYPE blocklag_checks_total counter
+blocklag_checks_total 7
+# HELP blocklag_checks_published_total Checks that published verdicts.
+# TYPE blocklag_checks_published_total counter
+blocklag_checks_published_total 5
+# HELP blocklag_provider_probes_total Probes sent to the provider.
+# TYPE blocklag_provider_probes_total counter
+blocklag_provider_probes_total{provider="a"} 7
+blocklag_provider_probes_total{provider="b"} 6
+# HELP blocklag_provider_probe_failures_total Failed probes of the provider, by the reason ProbeError.Reason names, in every check.
+# TYPE blocklag_provider_probe_failures_total counter
+blocklag_provider_probe_failures_total{provider="a",reason="bad_answer"} 0
+blocklag_provider_probe_failures_total{provider="a",reason="http_status"} 0
+blocklag_provider_probe_failures_total{provider="a",reason="rate_limited"} 0
+blocklag_provider_probe_failures_total{provider="a",reason="rpc_error"} 0
+blocklag_provider_probe_failures_total{provider="a",reason="timeout"} 1
+blocklag_provider_probe_failures_total{provider="a",reason="transport"} 0
+blocklag_provider_probe_failures_total{provider="a",reason="unauthorized"} 2
+blocklag_provider_probe_failures_total{provider="a",reason="wrong_chain"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="bad_answer"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="http_status"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="rate_limited"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="rpc_error"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="timeout"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="transport"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="unauthorized"} 0
+blocklag_provider_probe_failures_total{provider="b",reason="wrong_chain"} 0
+`
+	counterNames := []string{"blocklag_checks_total", "blocklag_checks_published_total", "blocklag_provider_probes_total", "blocklag_provider_probe_failures_total"}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), counterNames...); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+// changingMonitor gives another Status and Stats at every call, and counts
+// the calls.
+type changingMonitor struct{ statusCalls, statsCalls int }
+
+func (m *changingMonitor) Status() blocklag.Status {
+	m.statusCalls++
+	n := uint64(m.statusCalls)
+	return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: 100 * n, MaxLag: n,
+		Endpoints: []blocklag.EndpointStatus{{ID: "a", Eligible: true, Height: 100 * n}}}
+}
+
+func (m *changingMonitor) Stats() blocklag.Stats {
+	m.statsCalls++
+	n := uint64(m.statsCalls)
+	return blocklag.Stats{Checks: n, Published: n, Endpoints: []blocklag.EndpointStats{{ID: "a", Probes: n}}}
+}
+
+// One Collect reads the Status once and the Stats once, so that all its
+// gauges come from one snapshot and all its counters from one count.
+func TestCollectReadsStatusOnceAndStatsOnce(t *testing.T) {
+	m := &changingMonitor{}
+	c := collector{monitor: m}
+	want := strings.NewReader(`# HELP blocklag_checks_total Checks that sent probes, published or not.
+# TYPE blocklag_checks_total counter
+blocklag_checks_total 1
+# HELP blocklag_checks_published_total Checks that published verdicts.
+# TYPE blocklag_checks_published_total counter
+blocklag_checks_published_total 1
+# HELP blocklag_max_lag_blocks Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.
+# TYPE blocklag_max_lag_blocks gauge
+blocklag_max_lag_blocks 1
+# HELP blocklag_provider_height Block height the provider reported in the latest published check.
+# TYPE blocklag_provider_height gauge
+blocklag_provider_height{provider="a"} 100
+# HELP blocklag_provider_probes_total Probes sent to the provider.
+# TYPE blocklag_provider_probes_total counter
+blocklag_provider_probes_total{provider="a"} 1
+# HELP blocklag_reference_height Block height that lag was measured from in the latest published check.
+# TYPE blocklag_reference_height gauge
+blocklag_reference_height 100
+`)
+	names := []string{"blocklag_checks_total", "blocklag_checks_published_total", "blocklag_max_lag_blocks",
+		"blocklag_provider_height", "blocklag_provider_probes_total", "blocklag_reference_height"}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	if err := testutil.GatherAndCompare(reg, want, names...); err != nil {
+		t.Error(err)
+	}
+	if m.statusCalls != 1 || m.statsCalls != 1 {
+		t.Errorf("one scrape read Status %d times and Stats %d times, want once each", m.statusCalls, m.statsCalls)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
@@ -51,10 +52,21 @@ func checkAt(t *testing.T, m *blocklag.Monitor, ns [2]*node, heights [2]int64) {
 	m.Check(context.Background())
 }
 
-// gauges gathers g and returns every series, as name{label="value",...},
-// with its value. It reports a failed Gather with t.Error, so that scraping
-// goroutines may call it too.
+// gauges gathers g and returns every gauge series, as
+// name{label="value",...}, with its value; counters does the same for the
+// counters. They report a failed Gather with t.Error, so that scraping
+// goroutines may call them too.
 func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	return gather(t, g, dto.MetricType_GAUGE)
+}
+
+func counters(t *testing.T, g prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	return gather(t, g, dto.MetricType_COUNTER)
+}
+
+func gather(t *testing.T, g prometheus.Gatherer, kind dto.MetricType) map[string]float64 {
 	t.Helper()
 	families, err := g.Gather()
 	if err != nil {
@@ -62,12 +74,15 @@ func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, f := range families {
+		if f.GetType() != kind {
+			continue
+		}
 		for _, m := range f.GetMetric() {
 			var labels []string
 			for _, l := range m.GetLabel() {
 				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
 			}
-			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue()
+			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 		}
 	}
 	return out
@@ -76,9 +91,10 @@ func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }
 
 // The collector exports what Status says, and leaves out what does not
-// apply: everything but eligibility while fail-open, and the height and lag
-// of a provider whose probe failed. The timestamps and failure reasons are
-// taken from the Monitor's own Status, whose meaning blocklag owns.
+// apply: everything but eligibility and MaxLag while fail-open, and the
+// height and lag of a provider whose probe failed. The timestamps, probe
+// durations and failure reasons are taken from the Monitor's own Status,
+// whose meaning blocklag owns.
 func TestCollectorExportsTheStatusInForce(t *testing.T) {
 	published := map[string]float64{
 		`blocklag_provider_eligible{provider="primary"}`:   0,
@@ -90,15 +106,17 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 		`blocklag_provider_lag_blocks{provider="primary"}`: 10,
 		`blocklag_provider_lag_blocks{provider="backup"}`:  0,
 		`blocklag_reference_height{}`:                      110,
+		`blocklag_max_lag_blocks{}`:                        3,
 	}
 	tests := []struct {
 		name   string
 		checks [][2]int64 // each Check's heights, primary and backup
 		want   map[string]float64
 	}{
-		{"before any check every provider is exported eligible and nothing else", nil, map[string]float64{
+		{"before any check every provider is exported eligible, beside MaxLag, and nothing else", nil, map[string]float64{
 			`blocklag_provider_eligible{provider="primary"}`: 1,
 			`blocklag_provider_eligible{provider="backup"}`:  1,
+			`blocklag_max_lag_blocks{}`:                      3,
 		}},
 		{"a published check exports every provider's verdict, height and lag", [][2]int64{{100, 110}}, published},
 		{"a failed probe is exported down and ineligible without height or lag", [][2]int64{{down, 110}}, map[string]float64{
@@ -109,6 +127,7 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 			`blocklag_provider_height{provider="backup"}`:     110,
 			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
 			`blocklag_reference_height{}`:                     110,
+			`blocklag_max_lag_blocks{}`:                       3,
 		}},
 		{"a provider whose probe fails keeps the time it last advanced", [][2]int64{{100, 110}, {down, 111}}, map[string]float64{
 			`blocklag_provider_eligible{provider="primary"}`:  0,
@@ -118,6 +137,7 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 			`blocklag_provider_height{provider="backup"}`:     111,
 			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
 			`blocklag_reference_height{}`:                     111,
+			`blocklag_max_lag_blocks{}`:                       3,
 		}},
 		{"a check in which every probe fails leaves the exported gauges as they were", [][2]int64{{100, 110}, {down, down}}, published},
 	}
@@ -141,6 +161,9 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 				want[`blocklag_advanced_timestamp_seconds{}`] = seconds(st.Advanced)
 			}
 			for _, e := range st.Endpoints {
+				if len(tt.checks) > 0 {
+					want[`blocklag_provider_probe_duration_seconds{provider="`+string(e.ID)+`"}`] = e.Latency.Seconds()
+				}
 				if !e.Advanced.IsZero() {
 					want[`blocklag_provider_advanced_timestamp_seconds{provider="`+string(e.ID)+`"}`] = seconds(e.Advanced)
 				}
@@ -159,12 +182,17 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 	}
 }
 
-// A collector of a nil Monitor exports nothing, and does not panic.
-func TestCollectorOfANilMonitorExportsNothing(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(blocklagprom.NewCollector(nil))
-	if families, err := reg.Gather(); err != nil || len(families) > 0 {
-		t.Errorf("gathered %v, error %v; want nothing", families, err)
+// A collector of a nil Monitor, or of a zero one that New did not make,
+// exports nothing, and does not panic.
+func TestCollectorOfANilOrZeroMonitorExportsNothing(t *testing.T) {
+	for name, m := range map[string]*blocklag.Monitor{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(blocklagprom.NewCollector(m))
+			if families, err := reg.Gather(); err != nil || len(families) > 0 {
+				t.Errorf("gathered %v, error %v; want nothing", families, err)
+			}
+		})
 	}
 }
 
@@ -196,7 +224,8 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 
 // Scrapes that run while Checks publish each see one whole check: the lag
 // of every provider is the reference minus its height, and its verdict
-// follows from that lag.
+// follows from that lag. Their counters come from one Stats too, in which
+// no more checks have published than have run.
 func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 	m, ps := newPair(t)
 	reg := prometheus.NewPedanticRegistry()
@@ -220,6 +249,9 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 					scraping = false // one last scrape after the last Check
 				default:
 				}
+				if c := counters(t, reg); c[`blocklag_checks_published_total{}`] > c[`blocklag_checks_total{}`] {
+					t.Errorf("%v checks published of %v: not from one Stats", c[`blocklag_checks_published_total{}`], c[`blocklag_checks_total{}`])
+				}
 				g := gauges(t, reg)
 				ref, ok := g[`blocklag_reference_height{}`]
 				for _, id := range []string{"primary", "backup"} {
@@ -233,4 +265,101 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// allReasons is every reason a probe can fail for, written out here as the
+// oracle for the counters, apart from the collector's own list.
+var allReasons = []string{"rate_limited", "unauthorized", "http_status", "rpc_error", "wrong_chain", "bad_answer", "timeout", "transport"}
+
+// counts is the counters of a Monitor over the providers "a" and "b" after
+// checks Checks that sent probes, of which published published: each
+// provider probed probes times, and failed as failures says, keyed by
+// "provider/reason"; every other failure counter is 0.
+func counts(checks, published, probes float64, failures map[string]float64) map[string]float64 {
+	out := map[string]float64{
+		`blocklag_checks_total{}`:           checks,
+		`blocklag_checks_published_total{}`: published,
+	}
+	for _, id := range []string{"a", "b"} {
+		out[`blocklag_provider_probes_total{provider="`+id+`"}`] = probes
+		for _, r := range allReasons {
+			out[`blocklag_provider_probe_failures_total{provider="`+id+`",reason="`+r+`"}`] = failures[id+"/"+r]
+		}
+	}
+	return out
+}
+
+// The counters count every Check that sent probes, whether or not it
+// published, and each provider's probes and failed probes by reason. Every
+// failure counter is there from the start, at 0.
+func TestCountersCountEveryProbeOfEveryCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		checks [][]answer // each Check's answers, for a and b
+		want   map[string]float64
+	}{
+		{"before any check every counter is there at 0", nil, counts(0, 0, 0, nil)},
+		{"a check that publishes counts itself published and each failure by its reason",
+			[][]answer{{healthy, unavailable}}, counts(1, 1, 1, map[string]float64{"b/http_status": 1})},
+		{"a check in which every probe fails counts each failure and nothing published",
+			[][]answer{{rejected, tooMany}}, counts(1, 0, 1, map[string]float64{"a/unauthorized": 1, "b/rate_limited": 1})},
+		{"the counts add up across checks, published or not",
+			[][]answer{{healthy, otherChain}, {rejected, tooMany}, {healthy, tooMany}, {hang, behind}},
+			counts(4, 3, 4, map[string]float64{"a/unauthorized": 1, "a/timeout": 1, "b/rate_limited": 2, "b/wrong_chain": 1})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, nodes := newMonitor(t, 2)
+			for _, answers := range tt.checks {
+				checkWith(t, m, nodes, answers)
+			}
+			c := blocklagprom.NewCollector(m)
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(c)
+			if got := counters(t, reg); !maps.Equal(got, tt.want) {
+				t.Errorf("gathered\n%v\nwant\n%v", got, tt.want)
+			}
+			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+				t.Errorf("lint: %v %v", problems, err)
+			}
+		})
+	}
+}
+
+// A Check in which every probe fails (here, every key rejected) publishes
+// nothing, so every gauge stays as the check in force left it, fail-open
+// included; the counters still count the Check and its failures, which is
+// what lets an alert see them.
+func TestAnAllFailingCheckClimbsTheCountersAndKeepsTheGauges(t *testing.T) {
+	tests := []struct {
+		name   string
+		before [][]answer // the Checks before the failing ones
+		want   map[string]float64
+	}{
+		{"while fail-open", nil,
+			counts(2, 0, 2, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
+		{"after a published check", [][]answer{{healthy, behind}},
+			counts(3, 1, 3, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, nodes := newMonitor(t, 2)
+			for _, answers := range tt.before {
+				checkWith(t, m, nodes, answers)
+			}
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(blocklagprom.NewCollector(m))
+			kept := gauges(t, reg)
+
+			for range 2 {
+				checkWith(t, m, nodes, []answer{rejected, rejected})
+			}
+			if got := gauges(t, reg); !maps.Equal(got, kept) {
+				t.Errorf("after checks in which every probe failed, the gauges are\n%v\nwant them as they were:\n%v", got, kept)
+			}
+			if got := counters(t, reg); !maps.Equal(got, tt.want) {
+				t.Errorf("counters\n%v\nwant\n%v", got, tt.want)
+			}
+		})
+	}
 }

@@ -1,7 +1,8 @@
 // Package blocklagprom exports a blocklag Monitor's verdicts and the numbers
-// they rest on as Prometheus gauges, so that an operator can graph provider
-// lag and alert when checks stop, a provider fails or the chain stands
-// still.
+// they rest on as Prometheus gauges, and what its checks did as counters,
+// so that an operator can graph provider lag and alert when checks stop, a
+// provider fails or the chain stands still. The module ships those alerts
+// as a rules file, alerts.yml.
 //
 // One line registers them:
 //
@@ -9,13 +10,13 @@
 //
 // The collector only reads the Monitor and runs no check: the program keeps
 // calling [blocklag.Monitor.Check] on its own schedule. The example Serve is
-// a complete program that does so, serves /metrics, and counts failed
-// probes by reason from Check's [*blocklag.CheckError].
+// a complete program that does so and serves /metrics.
 //
 // The metrics, and when each is present, are listed in the [README]. Each
 // one's help text says in a sentence what its number is; what the numbers
 // mean, such as when a provider or the front counts as advanced, is
-// documented on [blocklag.Status] and [blocklag.EndpointStatus].
+// documented on [blocklag.Status], [blocklag.EndpointStatus] and
+// [blocklag.Stats].
 //
 // # Two chains on one registry
 //

@@ -2,7 +2,6 @@ package blocklagprom_test
 
 import (
 	"context"
-	"errors"
 	"log"
 	"net/http"
 	"time"
@@ -14,17 +13,9 @@ import (
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
-// probeFailures counts the failed probes of every Check by provider and
-// reason. The collector's gauges show only the Check in force, and a Check
-// in which every probe fails changes none of them; this counter counts
-// those failures too.
-var probeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "myapp_blocklag_probe_failures_total",
-	Help: "Failed blocklag probes by provider and reason.",
-}, []string{"provider", "reason"})
-
-// A complete program: it checks two providers every 15 seconds, serves the
-// gauges on its own registry, and counts every failed probe by reason.
+// A complete program: it checks two providers every 15 seconds and serves
+// the metrics on its own registry. Every failed probe is counted by the
+// collector, whether or not its Check published, so the loop only logs.
 func Example_serve() {
 	monitor, err := blocklag.New(blocklag.Config{
 		Endpoints: []failnext.Endpoint{
@@ -37,7 +28,7 @@ func Example_serve() {
 		log.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(blocklagprom.NewCollector(monitor), probeFailures)
+	reg.MustRegister(blocklagprom.NewCollector(monitor))
 	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	go func() { log.Fatal(http.ListenAndServe("127.0.0.1:2112", nil)) }()
 
@@ -47,19 +38,12 @@ func Example_serve() {
 	}
 }
 
-// check runs one Check under a timeout, counts its failed probes and logs
-// its error, which is safe to log as it is.
+// check runs one Check under a timeout and logs its error, which is safe
+// to log as it is.
 func check(monitor *blocklag.Monitor) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := monitor.Check(ctx)
-	var failed *blocklag.CheckError
-	if errors.As(err, &failed) {
-		for _, pe := range failed.Errors {
-			probeFailures.WithLabelValues(string(pe.Endpoint), string(pe.Reason())).Inc()
-		}
-	}
-	if err != nil {
+	if err := monitor.Check(ctx); err != nil {
 		log.Print(err)
 	}
 }

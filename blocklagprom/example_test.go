@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
@@ -24,8 +25,9 @@ func fakeNode(height string) *httptest.Server {
 }
 
 // After a Check, the registry holds each provider's verdict, height and
-// lag. The timestamp gauges are left out of the printed lines because their
-// values change from run to run.
+// lag, and the counts of checks and probes. The timestamps and probe
+// durations are left out of the printed lines because their values change
+// from run to run, and so are the failure counters, all 0 here.
 func ExampleNewCollector() {
 	primary := fakeNode("0x64") // block 100
 	defer primary.Close()
@@ -54,7 +56,7 @@ func ExampleNewCollector() {
 	}
 	var lines []string
 	for _, f := range families {
-		if strings.HasSuffix(f.GetName(), "_timestamp_seconds") {
+		if strings.HasSuffix(f.GetName(), "_seconds") || f.GetName() == "blocklag_provider_probe_failures_total" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -66,19 +68,28 @@ func ExampleNewCollector() {
 			if len(labels) > 0 {
 				series += "{" + strings.Join(labels, ",") + "}"
 			}
-			lines = append(lines, fmt.Sprintf("%s %g", series, m.GetGauge().GetValue()))
+			value := m.GetGauge().GetValue()
+			if f.GetType() == dto.MetricType_COUNTER {
+				value = m.GetCounter().GetValue()
+			}
+			lines = append(lines, fmt.Sprintf("%s %g", series, value))
 		}
 	}
 	sort.Strings(lines)
 	fmt.Println(strings.Join(lines, "\n"))
 
 	// Output:
+	// blocklag_checks_published_total 1
+	// blocklag_checks_total 1
+	// blocklag_max_lag_blocks 3
 	// blocklag_provider_eligible{provider="backup"} 1
 	// blocklag_provider_eligible{provider="primary"} 0
 	// blocklag_provider_height{provider="backup"} 110
 	// blocklag_provider_height{provider="primary"} 100
 	// blocklag_provider_lag_blocks{provider="backup"} 0
 	// blocklag_provider_lag_blocks{provider="primary"} 10
+	// blocklag_provider_probes_total{provider="backup"} 1
+	// blocklag_provider_probes_total{provider="primary"} 1
 	// blocklag_provider_up{provider="backup"} 1
 	// blocklag_provider_up{provider="primary"} 1
 	// blocklag_reference_height 110

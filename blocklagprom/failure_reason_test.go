@@ -37,6 +37,7 @@ var (
 	tooMany     = answer{status: http.StatusTooManyRequests}
 	limitErr    = answer{rpcCode: -32005}
 	forbidden   = answer{status: http.StatusForbidden}
+	rejected    = answer{status: http.StatusUnauthorized}
 	unavailable = answer{status: http.StatusServiceUnavailable}
 	otherChain  = answer{height: 900, chain: 11155111}
 	cut         = answer{cut: true}

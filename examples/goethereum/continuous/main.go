@@ -252,7 +252,7 @@ func onEvent(ctx context.Context, ev failnext.Event) {
 	}
 }
 
-// serveMetrics serves blocklag's gauges at /metrics on addr, from a
+// serveMetrics serves blocklag's metrics at /metrics on addr, from a
 // registry that holds nothing else, until the returned func is called.
 func serveMetrics(addr string, monitor *blocklag.Monitor) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)

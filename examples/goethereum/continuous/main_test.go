@@ -186,8 +186,9 @@ func TestCause(t *testing.T) {
 	}
 }
 
-// With a metrics address, run serves blocklag's gauges at /metrics while it
-// runs, at the URL it logs, and stops serving them when it returns.
+// With a metrics address, run serves blocklag's metrics at /metrics while
+// it runs, at the URL it logs, and stops serving them when it returns:
+// the gauges, and the counters that count its checks and probes.
 func TestRunServesMetricsWhileItRuns(t *testing.T) {
 	n := startDevNode(t, 2)
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: n.URL}, {ID: "backup", URL: n.URL + "/"}}
@@ -204,6 +205,9 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 		`blocklag_provider_eligible{provider="primary"} 1`,
 		`blocklag_provider_height{provider="backup"} 2`,
 		`blocklag_reference_height 2`,
+		`blocklag_checks_total 1`,
+		`blocklag_provider_probes_total{provider="primary"} 1`,
+		`blocklag_provider_probe_failures_total{provider="backup",reason="transport"} 0`,
 	} {
 		if !strings.Contains(scraped, want) {
 			t.Errorf("the scrape of %q lacks %q:\n%s", url, want, scraped)

@@ -1,0 +1,123 @@
+package blocklagprom_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The rules file the module ships, and promtool's unit tests of it.
+const (
+	rulesFile     = "alerts.yml"
+	rulesTestFile = "testdata/alerts_test.yml"
+)
+
+// requirePrometheus names the variable that makes the tests needing
+// Prometheus's programs fail rather than skip without them. This
+// repository's CI sets it. It is a variable of our own, not CI=true:
+// users whose CI runs "go test all" run these tests too, and need not
+// install Prometheus for them.
+const requirePrometheus = "BLOCKLAGPROM_REQUIRE_PROMETHEUS"
+
+// tool returns the path of the named Prometheus program. Without it the
+// test skips and says how to get it, unless requirePrometheus is true,
+// so that our CI never passes without the rules tested.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if required, _ := strconv.ParseBool(os.Getenv(requirePrometheus)); required {
+		t.Fatalf("%s is needed when %s is set: %v (on Debian: apt-get install prometheus)", name, requirePrometheus, err)
+	}
+	t.Skipf("%s not found (%v): on Debian, apt-get install prometheus to run this test", name, err)
+	return ""
+}
+
+// promtool runs promtool with args and fails the test with its output
+// when it fails.
+func promtool(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command(tool(t, "promtool"), args...).CombinedOutput()
+	if err != nil {
+		t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// The rules file is valid and passes every lint that promtool has.
+func TestRulesPassPromtoolCheckWithEveryLint(t *testing.T) {
+	promtool(t, "check", "rules", "--lint=all", "--lint-fatal", rulesFile)
+}
+
+// Every alert passes its unit tests, in which it fires and stays quiet
+// where it should.
+func TestRulesPassTheirUnitTests(t *testing.T) {
+	promtool(t, "test", "rules", rulesTestFile)
+}
+
+// Every alert of the rules file has unit tests, at least one evaluation in
+// which it is expected quiet and one in which it is expected to fire, so
+// that an alert added to the file cannot go untested.
+func TestEveryAlertHasUnitTestsThatFireAndStayQuiet(t *testing.T) {
+	alerts := scan(t, rulesFile, `^\s*- alert: (\w+)\s*$`)
+	if len(alerts) == 0 {
+		t.Fatalf("%s has no alerts", rulesFile)
+	}
+	alertname := regexp.MustCompile(`^\s*alertname: (\w+)\s*$`)
+	expAlerts := regexp.MustCompile(`^\s*exp_alerts:(.*)$`)
+	tested := map[string]map[bool]bool{} // alert name -> whether it fires -> seen
+	var name string
+	for _, line := range lines(t, rulesTestFile) {
+		if m := alertname.FindStringSubmatch(line); m != nil {
+			name = m[1]
+		}
+		if m := expAlerts.FindStringSubmatch(line); m != nil && name != "" {
+			if tested[name] == nil {
+				tested[name] = map[bool]bool{}
+			}
+			tested[name][strings.TrimSpace(m[1]) != "[]"] = true
+			name = ""
+		}
+	}
+	for _, a := range alerts {
+		if !tested[a][true] || !tested[a][false] {
+			t.Errorf("%s: %s has no unit test in which it fires, and one in which it stays quiet (%v)", rulesTestFile, a, tested[a])
+		}
+	}
+}
+
+// scan returns the first group of every line of file that matches expr.
+func scan(t *testing.T, file, expr string) []string {
+	t.Helper()
+	re := regexp.MustCompile(expr)
+	var found []string
+	for _, line := range lines(t, file) {
+		if m := re.FindStringSubmatch(line); m != nil {
+			found = append(found, m[1])
+		}
+	}
+	return found
+}
+
+func lines(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		out = append(out, s.Text())
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
