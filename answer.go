@@ -140,6 +140,43 @@ func rpcError(raw json.RawMessage) *refusal {
 	return &refusal{format: "%s", values: []string{*e.Message}, rpc: true, code: *e.Code}
 }
 
+// errorObject reads the body of an answer whose status is not 200 as a
+// JSON-RPC 2.0 error object: exactly one JSON object, within maxBody,
+// whose "jsonrpc" is the string "2.0", whose "id" is the number 1 or null
+// (gateways answer errors with a null id), and whose "error" is an object
+// with an integer "code" and, if it has one, a string "message". It
+// returns that error as a refusal, which only resolveRPC turns
+// into an RPCError, and nil for any other body.
+func errorObject(body []byte) *refusal {
+	// Most bodies that are not JSON (an HTML page, plain text) fail here,
+	// before a decoder is made.
+	if len(body) > maxBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
+		return nil
+	}
+	members, refused := decodeObject(body)
+	if refused != nil {
+		return nil
+	}
+	if !isVersion2(members["jsonrpc"]) {
+		return nil
+	}
+	if id := string(members["id"]); id != "1" && id != "null" {
+		return nil
+	}
+	var e struct {
+		Code    *int    `json:"code"`
+		Message *string `json:"message"`
+	}
+	if json.Unmarshal(members["error"], &e) != nil || e.Code == nil { // also for a missing error member, or one that is null
+		return nil
+	}
+	var message string
+	if e.Message != nil {
+		message = *e.Message
+	}
+	return &refusal{format: "%s", values: []string{message}, rpc: true, code: *e.Code}
+}
+
 // parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
 // then lowercase hex digits without leading zeros, "0x0" for zero, at most
 // 16 digits so that the value fits in a uint64.
@@ -151,6 +188,18 @@ func parseQuantity(s string) (uint64, *refusal) {
 	}
 	height, _ := strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
 	return height, nil
+}
+
+// isVersion2 reports whether raw, a member's undecoded JSON text, is the
+// string "2.0", written plainly or with escapes. The plain form, which
+// every provider sends, is compared without decoding, so that judging the
+// body of an error answer costs no more than judging a 200 answer.
+func isVersion2(raw json.RawMessage) bool {
+	if string(raw) == `"2.0"` {
+		return true
+	}
+	var version string
+	return isString(raw) && json.Unmarshal(raw, &version) == nil && version == "2.0"
 }
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
@@ -187,7 +236,7 @@ func refuse(format string, values ...string) *refusal {
 // that matches ErrBadAnswer.
 func (r *refusal) resolve(s *secrets) error {
 	if r.rpc {
-		return &RPCError{Code: r.code, Message: s.quoted(r.values[0], maxQuoted), secrets: s}
+		return r.resolveRPC(s)
 	}
 	if len(r.values) == 0 {
 		return &badAnswer{msg: s.shown(r.format)}
@@ -200,6 +249,12 @@ func (r *refusal) resolve(s *secrets) error {
 		shown[i] = s.quote(v, maxQuoted)
 	}
 	return &badAnswer{msg: s.shown(fmt.Sprintf(r.format, shown...))}
+}
+
+// resolveRPC is resolve for a JSON-RPC error object (r.rpc is set): it
+// renders r as an RPCError, with the secrets in s masked.
+func (r *refusal) resolveRPC(s *secrets) *RPCError {
+	return &RPCError{Code: r.code, Message: s.quoted(r.values[0], maxQuoted), secrets: s}
 }
 
 // badAnswer is an answer that breaks the rules a probe checks, said in

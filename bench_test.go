@@ -208,16 +208,52 @@ const remoteProviders = 8
 // nodes send, with a mainnet-sized height and a final newline.
 const remoteAnswer = `{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n"
 
+// remoteFailures are the failed answers that the remote providers also
+// serve, each at its own path, for BenchmarkNonOKAnswer: each body once with
+// a status other than 200 and once with 200, both with the same headers, so
+// that the two answers are the same size.
+var remoteFailures = []struct {
+	name   string
+	status int
+	body   string
+}{
+	{"rpc-error", http.StatusTooManyRequests, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}` + "\n"},
+	{"html", http.StatusBadGateway, "<!DOCTYPE html>\n<html><head><title>Bad gateway</title></head>\n<body><h1>Bad gateway</h1>\n" +
+		strings.Repeat("<p>The node behind this gateway did not answer in time. Try again later.</p>\n", 6) + "</body></html>\n"},
+}
+
+// remoteFailurePath is where the remote providers serve a remoteFailures
+// body with status: /429/rpc-error, /200/rpc-error and so on.
+func remoteFailurePath(status int, name string) string { return fmt.Sprintf("/%d/%s", status, name) }
+
 // serveRemoteProviders runs in the child process. It serves the providers,
 // prints their URLs one per line on stdout, and exits once its stdin closes:
 // the parent closes it when done, and the system closes it when the parent
-// dies, so the child never outlives the benchmark.
+// dies, so the child never outlives the benchmark. Each provider sends
+// remoteAnswer at any path but those of remoteFailures.
 func serveRemoteProviders() {
 	answer := []byte(remoteAnswer)
+	type failure struct {
+		status int
+		body   []byte
+	}
+	failures := map[string]failure{}
+	for _, f := range remoteFailures {
+		for _, status := range []int{f.status, http.StatusOK} {
+			failures[remoteFailurePath(status, f.name)] = failure{status, []byte(f.body)}
+		}
+	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(answer)
+		f, ok := failures[r.URL.Path]
+		if !ok {
+			w.Write(answer)
+			return
+		}
+		w.Header().Set("Retry-After", "60")
+		w.WriteHeader(f.status)
+		w.Write(f.body)
 	})
 	for range remoteProviders {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -291,6 +327,41 @@ func BenchmarkClientSide(b *testing.B) {
 		client := &http.Client{Transport: benchTransport(b)}
 		perProbe(b, len(urls), func() error { return barePosts(client, urls) })
 	})
+}
+
+// BenchmarkNonOKAnswer shows that reading the body of an answer whose
+// status is not 200 costs a probe no more than a 200 answer of the same
+// size: each remoteFailures body is served with its own status and with
+// 200, by the providers of BenchmarkClientSide, and every probe fails. The
+// JSON-RPC error becomes a StatusError holding an RPCError, or with 200 an
+// RPCError; the HTML page a plain StatusError, or with 200 a bad answer.
+//
+//	go test -run '^$' -bench NonOKAnswer -benchmem -benchtime 2000x -count 10
+func BenchmarkNonOKAnswer(b *testing.B) {
+	urls := remoteURLs(b)
+	for _, f := range remoteFailures {
+		for _, status := range []int{http.StatusOK, f.status} {
+			b.Run(fmt.Sprintf("%s/status=%d", f.name, status), func(b *testing.B) {
+				var pairs []string
+				for i, u := range urls {
+					pairs = append(pairs, fmt.Sprint("p", i), u+remoteFailurePath(status, f.name))
+				}
+				m := mustNew(b, Config{Endpoints: named(pairs...), Base: benchTransport(b)})
+				perProbe(b, len(urls), func() error {
+					err := m.Check(context.Background())
+					var ce *CheckError
+					if !errors.As(err, &ce) || len(ce.Errors) != len(urls) {
+						return fmt.Errorf("Check = %v, want every probe failed", err)
+					}
+					var se *StatusError
+					if isStatus := errors.As(err, &se); isStatus != (status != http.StatusOK) || isStatus && (se.RetryAfter != time.Minute || (se.RPC != nil) != (f.name == "rpc-error")) {
+						return fmt.Errorf("Check = %v, not the failure it should be", err)
+					}
+					return nil
+				})
+			})
+		}
+	}
 }
 
 // barePosts is what net/http costs on its own: one plain POST of the probe's

@@ -121,7 +121,7 @@ func New(cfg Config) (*Monitor, error) {
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
 		client: &http.Client{
-			Transport: base,
+			Transport: hideBadLocation{base},
 			// A provider that redirects fails its probe: return the
 			// 3xx answer itself instead of following it.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -152,18 +152,38 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 // never changes, so a provider that answers every request with id 1 is
 // judged on its height), no error other than null, and a "result" that is
 // a canonical hex quantity: "0x" and at most 16 lowercase digits without
-// leading zeros. Redirects are not followed and nothing is retried.
+// leading zeros. Redirects are not followed and nothing is retried. The
+// body of an answer with any other status is read under the same limits,
+// for the JSON-RPC error it may carry (see [StatusError]).
+//
+// When ctx has a deadline, every probe ends a margin before it, at the
+// latest: a tenth of the time left when the probes start, at most one
+// second (with a 5 s context, at 4.5 s). A probe ended so fails as a
+// timeout that ran out of the Check's time, wrapping
+// [context.DeadlineExceeded], and the Check goes on to publish what the
+// others found, so one provider that never answers is published
+// ineligible rather than stalling every Check. Without a deadline, probes
+// last until they end, or until ctx ends ([Config.ProbeTimeout] bounds
+// each one on its own). Either way Config.Base must give up when the
+// request's context ends.
 //
 // The outcome of a Check is exactly one of these, the first that applies:
 //
-//   - ctx is done when the probes have finished: nothing is published, even
-//     if every probe succeeded, and the error satisfies
-//     errors.Is(err, ctx.Err()).
+//   - ctx is done when the probes have finished (it was cancelled, or its
+//     deadline passed all the same): the Check is abandoned. Nothing
+//     is published, even if every probe succeeded, and the error, which is
+//     not a [*CheckError], satisfies errors.Is(err, ctx.Err()).
 //   - Every probe failed: nothing is published, and Check returns a
 //     [*CheckError] holding every provider's [*ProbeError].
 //   - Some probes failed: Check publishes a new snapshot, in which the failed
 //     providers are ineligible, and returns a *CheckError holding theirs.
 //   - Every probe succeeded: Check publishes a new snapshot and returns nil.
+//
+// An abandoned Check's error and a *CheckError holding a timed-out probe
+// both match context.DeadlineExceeded with [errors.Is]. Tell them apart
+// with [errors.As] and a *CheckError first: only a *CheckError comes from
+// a Check that went to the end, and its Published says whether it
+// published.
 //
 // When nothing is published, the snapshot in force stays, the fail-open one
 // included. A new snapshot replaces the old one at once: [Monitor.Eligible]
@@ -228,6 +248,8 @@ func (m *Monitor) Check(ctx context.Context) error {
 // on the calling goroutine, which would otherwise only wait: a Check of one
 // provider then starts no goroutine, and costs what a plain request does.
 func (m *Monitor) probeAll(ctx context.Context) []outcome {
+	ctx, cancel := withinCheckTime(ctx)
+	defer cancel()
 	outcomes := make([]outcome, len(m.endpoints))
 	probe := func(i int) {
 		start := m.now()
@@ -247,6 +269,23 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	probe(last)
 	wg.Wait()
 	return outcomes
+}
+
+// withinCheckTime returns the context of a Check's probes. When ctx has a
+// deadline, the probes end a margin before it, a tenth of the time left at
+// this call but at most a second, so that the Check still has time to
+// publish what they found: without it, one provider that never answers
+// would run out ctx and leave every Check abandoned. A probe ended this
+// way fails with an *outOfCheckTime as its cause. Without a deadline, ctx
+// is returned as it is.
+func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	left := max(time.Until(deadline), 0)
+	margin := min(left/10, time.Second)
+	return context.WithDeadlineCause(ctx, deadline.Add(-margin), &outOfCheckTime{after: (left - margin).Round(time.Millisecond)})
 }
 
 // Eligible reports whether the provider with this ID may serve requests,

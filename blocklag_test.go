@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,36 +48,157 @@ func TestMonitorNotMadeByNewDoesNotPanic(t *testing.T) {
 
 // While a Check's probes are in flight they all run at once, Eligible and
 // Status answer from the snapshot in force without waiting for them, and
-// Check returns only once every probe has finished.
+// Check returns only once every probe has finished. Cancelling the Check's
+// context ends them and abandons the Check, deadline or not: it publishes
+// nothing, and its error is the context's, not a *CheckError.
 func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
-	var finished atomic.Int32
-	started := make(chan struct{}, 3)
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		started <- struct{}{}
-		defer finished.Add(1)
-		<-r.Context().Done() // hangs until the Check's context ends
-		return nil, r.Context().Err()
-	})
-	m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example", "c", "http://c.example"), Base: base})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- m.Check(ctx) }()
-	// Each probe blocks until the context ends, so the three can all start
-	// only if they are in flight at once.
-	for range 3 {
-		<-started
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		name := "under a context without a deadline"
+		if timeout > 0 {
+			name = "under a context with a deadline"
+		}
+		t.Run(name, func(t *testing.T) {
+			var finished atomic.Int32
+			started := make(chan struct{}, 3)
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				started <- struct{}{}
+				defer finished.Add(1)
+				<-r.Context().Done() // hangs until the Check's context ends
+				return nil, r.Context().Err()
+			})
+			m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example", "c", "http://c.example"), Base: base})
+			ctx, cancel := context.WithCancel(context.Background())
+			if timeout > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), timeout)
+			}
+			defer cancel()
+			done := make(chan error)
+			go func() { done <- m.Check(ctx) }()
+			// Each probe blocks until the context ends, so the three can all
+			// start only if they are in flight at once.
+			for range 3 {
+				<-started
+			}
+			wantEligible(t, m, verdicts{"a": true, "b": true, "c": true})
+			if st := m.Status(); len(st.Endpoints) != 3 || !st.Checked.IsZero() {
+				t.Errorf("Status during the first Check = %+v, want the fail-open view", st)
+			}
+			cancel()
+			err := <-done
+			if !errors.Is(err, context.Canceled) || errors.As(err, new(*CheckError)) {
+				t.Errorf("Check = %v, want context.Canceled and no *CheckError", err)
+			}
+			if finished.Load() != 3 {
+				t.Errorf("Check returned with %d of 3 probes still running", 3-finished.Load())
+			}
+			if st := m.Status(); !st.Checked.IsZero() {
+				t.Errorf("the abandoned Check published %+v", st)
+			}
+		})
 	}
-	wantEligible(t, m, verdicts{"a": true, "b": true, "c": true})
-	if st := m.Status(); len(st.Endpoints) != 3 || !st.Checked.IsZero() {
-		t.Errorf("Status during the first Check = %+v, want the fail-open view", st)
+}
+
+// A provider that never answers, under a Check whose context has a
+// deadline, has its probe ended a margin before that deadline unless
+// ProbeTimeout ends it sooner: it fails as a timeout that says whose time
+// ran out, and the Check publishes, before its deadline, the other
+// provider's verdict beside it ineligible.
+func TestHungProviderIsPublishedIneligibleBeforeTheCheckDeadline(t *testing.T) {
+	const timeout = time.Second // the probes get 900 ms, the Check a margin of 100 ms
+	tests := []struct {
+		name         string
+		probeTimeout time.Duration
+		viaBase      bool // the hung provider is a Base that returns its request's context's error
+		want         string
+	}{
+		{"without ProbeTimeout", 0, false, "ran out of the Check's time after "},
+		{"with ProbeTimeout as long as the context's timeout", timeout, false, "ran out of the Check's time after "},
+		{"with ProbeTimeout far longer than the context's timeout", time.Hour, false, "ran out of the Check's time after "},
+		{"with ProbeTimeout shorter than the Check's time", 50 * time.Millisecond, false, "timed out after 50ms"},
+		{"behind a Base that returns the context's error", 0, true, "ran out of the Check's time after "},
 	}
-	cancel()
-	err := <-done
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Check = %v, want context.Canceled", err)
+	for _, tt := range tests {
+		t.Run("a hung provider "+tt.name+" is published ineligible", func(t *testing.T) {
+			good, hung := newProvider(t, 100), newProvider(t, 100)
+			hung.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+			cfg := Config{Endpoints: named("good", good.URL, "hung", hung.URL), ProbeTimeout: tt.probeTimeout}
+			if tt.viaBase {
+				cfg.Endpoints[1].URL = "http://hung.example"
+				cfg.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if r.URL.Host != "hung.example" {
+						return http.DefaultTransport.RoundTrip(r)
+					}
+					<-r.Context().Done()
+					return nil, r.Context().Err()
+				})
+			}
+			m := mustNew(t, cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			err := m.Check(ctx)
+			var ce *CheckError
+			if !errors.As(err, &ce) || !ce.Published || ctx.Err() != nil {
+				t.Fatalf("Check = %v with its context %v, want a *CheckError from a Check that published within its time", err, ctx.Err())
+			}
+			pe := probeErrors(t, err)["hung"]
+			if pe == nil || !strings.HasPrefix(pe.Err.Error(), tt.want) || !errors.Is(pe, context.DeadlineExceeded) || pe.Reason() != ReasonTimeout {
+				t.Fatalf("hung's error = %v, want a timeout wrapping context.DeadlineExceeded that says %q", pe, tt.want)
+			}
+			wantEligible(t, m, verdicts{"good": true, "hung": false})
+			if st := m.Status(); st.Reference != 100 || st.Endpoints[1].Err != pe {
+				t.Errorf("Status = %+v, want reference 100 and hung's error", st)
+			}
+		})
 	}
-	if finished.Load() != 3 {
-		t.Errorf("Check returned with %d of 3 probes still running", 3-finished.Load())
+}
+
+// The margin that ends the probes before the Check's deadline is a tenth of
+// the time left when they start, at most one second, whatever ProbeTimeout
+// adds; a Base sees it in each request's context. A context without a
+// deadline gives the requests none.
+func TestProbeMarginIsATenthOfTheTimeLeftAtMostOneSecond(t *testing.T) {
+	tests := []struct {
+		name         string
+		timeout      time.Duration // the Check's context's; 0 sets no deadline
+		probeTimeout time.Duration
+		least, most  time.Duration // what the margin must be within
+	}{
+		{"a 5 s context ends the probes at 4.5 s", 5 * time.Second, 0, 490 * time.Millisecond, 500 * time.Millisecond},
+		{"a 2 s context ends them at 1.8 s", 2 * time.Second, 0, 196 * time.Millisecond, 200 * time.Millisecond},
+		{"a 30 s context ends them one second before its deadline, not three", 30 * time.Second, 0, time.Second, time.Second},
+		{"an hour's context ends them one second before its deadline", time.Hour, 0, time.Second, time.Second},
+		{"a longer ProbeTimeout changes nothing", 30 * time.Second, time.Hour, time.Second, time.Second},
+		{"a context without a deadline gives the probes none", 0, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			deadlines := make(chan time.Time, 1)
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				deadline, _ := r.Context().Deadline()
+				deadlines <- deadline
+				return response(r, http.StatusOK, answer(100), -1), nil
+			})
+			m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base, ProbeTimeout: tt.probeTimeout})
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.timeout > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), tt.timeout)
+			}
+			defer cancel()
+			if err := m.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			probe := <-deadlines
+			check, hasDeadline := ctx.Deadline()
+			if !hasDeadline {
+				if !probe.IsZero() {
+					t.Errorf("the probe has the deadline %v, want none", probe)
+				}
+				return
+			}
+			if margin := check.Sub(probe); probe.IsZero() || margin < tt.least || margin > tt.most {
+				t.Errorf("the probe ends %v before the Check's deadline, want from %v to %v", margin, tt.least, tt.most)
+			}
+		})
 	}
 }
 

@@ -44,13 +44,16 @@ type Config struct {
 	// bare &http.Transport{}, which has none.
 	Base http.RoundTripper
 
-	// ProbeTimeout, when positive, bounds each probe on its own, so that one
-	// provider that hangs or drips its answer is published ineligible instead
-	// of running out the Check's context and keeping the old snapshot. A probe
+	// ProbeTimeout, when positive, bounds each probe on its own. A probe
 	// that runs out fails with a [*ProbeError] that says it timed out and
-	// wraps [context.DeadlineExceeded]. A value below a provider's normal
-	// latency makes that provider flap. Zero means no per-probe limit;
-	// negative values are rejected by New.
+	// wraps [context.DeadlineExceeded], and the other probes' results
+	// stand. Check already ends every probe a margin before its context's
+	// deadline, so ProbeTimeout helps where that does not reach: under a
+	// context without a deadline, or to give up on one provider sooner
+	// than the Check's time allows. A value at or above the context's
+	// timeout changes nothing, and one below a provider's normal latency
+	// makes that provider flap. Zero means no per-probe limit; negative
+	// values are rejected by New.
 	ProbeTimeout time.Duration
 
 	// Quorum, when above one, takes the reference height as the Quorum-th

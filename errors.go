@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/yermakovsa/failnext"
 )
@@ -144,7 +145,7 @@ type Reason string
 
 // The kinds of probe failure.
 const (
-	ReasonRateLimited  Reason = "rate_limited" // HTTP 429, or an RPC error with code 429 or -32005 (limit exceeded)
+	ReasonRateLimited  Reason = "rate_limited" // HTTP 429, or an RPC error with code 429 or -32005 (limit exceeded), also inside a StatusError of another status
 	ReasonUnauthorized Reason = "unauthorized" // HTTP 401, 402 or 403
 	ReasonHTTPStatus   Reason = "http_status"  // any other HTTP status but 200, redirects included
 	ReasonRPCError     Reason = "rpc_error"    // any other JSON-RPC error
@@ -207,13 +208,57 @@ func (e *CheckError) Unwrap() []error {
 }
 
 // StatusError reports that a provider answered with an HTTP status other
-// than 200; a redirect is one, since probes follow none.
+// than 200; a redirect is one, whatever its Location holds, since probes
+// follow none. Its fields hold only numbers and the already-safe text of
+// an RPCError.
 type StatusError struct {
 	StatusCode int
+
+	// RetryAfter is how long the answer's Retry-After header asked us to
+	// wait: its number of seconds, or the time from the answer's Date
+	// header (or, without a readable one, from the Check's clock) to its
+	// HTTP-date, in any of the three forms [http.ParseTime] reads. It is 0
+	// when the header is absent, unreadable or in the past, and never
+	// negative: a value too large for a Duration is the largest Duration.
+	// blocklag itself never waits: the next Check probes as usual.
+	RetryAfter time.Duration
+
+	// RPC is the JSON-RPC error that the answer's body carried, when the
+	// body was a JSON-RPC 2.0 error object ("jsonrpc" the string "2.0",
+	// "id" the number 1 or null, and an "error" object whose "code" is an
+	// integer and whose "message", if any, a string) within the limits
+	// every answer keeps: at most 4096 bytes, and as long as its
+	// Content-Length states. Its Message is masked, escaped and clipped
+	// like that of any RPCError. Nil for any other body.
+	RPC *RPCError
+
+	secrets *secrets // as in ProbeError
 }
 
-// Error reads "HTTP status 429".
-func (e *StatusError) Error() string { return "HTTP status " + strconv.Itoa(e.StatusCode) }
+// Error reads "HTTP status 503", then, when RPC is set, ": " and RPC's
+// text, then, when RetryAfter is set, ", retry after " and the duration:
+//
+//	HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s
+func (e *StatusError) Error() string {
+	msg := "HTTP status " + strconv.Itoa(e.StatusCode)
+	if e.RPC != nil {
+		msg += ": " + e.RPC.Error()
+	}
+	if e.RetryAfter > 0 {
+		msg += ", retry after " + e.RetryAfter.String()
+	}
+	return e.secrets.shown(msg)
+}
+
+// Unwrap returns RPC when it is set, and nil otherwise, so that
+// [errors.As] finds the *RPCError inside a StatusError, and go-ethereum's
+// rpc.Error interface its code.
+func (e *StatusError) Unwrap() error {
+	if e.RPC == nil {
+		return nil // not a nil *RPCError, which errors.As would find
+	}
+	return e.RPC
+}
 
 // RPCError reports that a provider answered with a JSON-RPC error object.
 type RPCError struct {

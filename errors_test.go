@@ -20,6 +20,7 @@ import (
 type failureCase struct {
 	name         string
 	body         string // what the provider answers eth_blockNumber with; "" is its own answer
+	status       int    // the status it answers body with; 0 means 200
 	chainAnswer  string // with chainStatus, what it answers eth_chainId with; "" sets no ChainID
 	chainStatus  int
 	base         func(*http.Request) (*http.Response, error) // set: the Base, instead of a provider
@@ -43,6 +44,11 @@ func rpcIs(code int, message string) func(error) bool {
 	}
 }
 
+// both holds when a and b hold.
+func both(a, b func(error) bool) func(error) bool {
+	return func(err error) bool { return a(err) && b(err) }
+}
+
 func chainIs(got, want uint64) func(error) bool {
 	return func(err error) bool {
 		var ce *ChainIDError
@@ -55,6 +61,12 @@ var failures = []failureCase{
 	{name: "RPC code 429 is rate limited", body: rpcErrorAnswer(429, "too many requests"), reason: ReasonRateLimited, as: rpcIs(429, "too many requests")},
 	{name: "RPC code -32000 is an RPC error, whatever its message says", body: rpcErrorAnswer(-32000, "rate limit exceeded"), reason: ReasonRPCError, as: rpcIs(-32000, "rate limit exceeded")},
 	{name: "RPC code -32601 is an RPC error", body: rpcErrorAnswer(-32601, "method not found"), reason: ReasonRPCError, as: rpcIs(-32601, "method not found")},
+	{name: "RPC code -32005 in the body of a 429 is rate limited", status: 429, body: rpcErrorAnswer(-32005, "daily request count exceeded"), reason: ReasonRateLimited,
+		as: both(statusIs(429), rpcIs(-32005, "daily request count exceeded"))},
+	{name: "RPC code -32005 in the body of a 503 is rate limited", status: 503, body: rpcErrorAnswer(-32005, "daily request count exceeded"), reason: ReasonRateLimited,
+		as: both(statusIs(503), rpcIs(-32005, "daily request count exceeded"))},
+	{name: "another RPC code in the body of a 503 is an HTTP status", status: 503, body: rpcErrorAnswer(-32603, "internal error"), reason: ReasonHTTPStatus,
+		as: both(statusIs(503), rpcIs(-32603, "internal error"))},
 	{name: "another chain is the wrong chain", chainAnswer: answer(11155111), reason: ReasonWrongChain, as: chainIs(11155111, 1)},
 	{name: "a rate-limited chain ID request is rate limited", chainAnswer: answer(1), chainStatus: 429, reason: ReasonRateLimited, as: statusIs(429)},
 	{name: "an RPC error to the chain ID request is an RPC error", chainAnswer: rpcErrorAnswer(-32601, "no such method"), reason: ReasonRPCError, as: rpcIs(-32601, "no such method")},
@@ -102,7 +114,7 @@ func (f failureCase) probe(t *testing.T) (*ProbeError, error) {
 	} else {
 		p := newProvider(t, 100)
 		if f.body != "" {
-			p.on("eth_blockNumber", reply(0, f.body))
+			p.on("eth_blockNumber", reply(f.status, f.body))
 		}
 		if f.chainAnswer != "" {
 			p.on("eth_chainId", reply(f.chainStatus, f.chainAnswer))
@@ -144,6 +156,11 @@ func TestReasonFollowsTheListedOrderInHandBuiltErrors(t *testing.T) {
 		{"a net.Error that is not a timeout", &net.OpError{Op: "dial", Err: errors.New("refused")}, ReasonTransport},
 		{"no error at all", nil, ReasonTransport},
 
+		{"a rate-limiting RPC code inside another status", &StatusError{StatusCode: 503, RPC: &RPCError{Code: -32005}}, ReasonRateLimited},
+		{"the RPC code 429 inside a refusing status", &StatusError{StatusCode: 401, RPC: &RPCError{Code: 429}}, ReasonRateLimited},
+		{"a rate-limiting RPC code inside a redirect", &StatusError{StatusCode: 302, RPC: &RPCError{Code: -32005}}, ReasonRateLimited},
+		{"another RPC code inside a refusing status", &StatusError{StatusCode: 403, RPC: &RPCError{Code: -32001}}, ReasonUnauthorized},
+		{"another RPC code inside another status", &StatusError{StatusCode: 500, RPC: &RPCError{Code: -32603}}, ReasonHTTPStatus},
 		{"a rate-limiting RPC code beside another status", errors.Join(&StatusError{StatusCode: 503}, &RPCError{Code: -32005}), ReasonRateLimited},
 		{"a rate-limiting RPC code beside a refusing status", errors.Join(&StatusError{StatusCode: 403}, &RPCError{Code: 429}), ReasonRateLimited},
 		{"HTTP 429 beside a deadline", errors.Join(&StatusError{StatusCode: 429}, context.DeadlineExceeded), ReasonRateLimited},
@@ -232,7 +249,8 @@ func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 }
 
 // An RPCError's Message is what the ProbeError's text shows, masked,
-// escaped and clipped, so that code sees no more than a log does.
+// escaped and clipped, so that code sees no more than a log does: in a 200
+// answer, and inside the StatusError of any other.
 func TestRPCErrorMessageIsWhatTheMessageShows(t *testing.T) {
 	long := strings.Repeat("x", 150)
 	tests := []struct {
@@ -245,17 +263,62 @@ func TestRPCErrorMessageIsWhatTheMessageShows(t *testing.T) {
 		{"a control character is escaped", "a\nb\u202e", `a\nb\u202e`},
 		{"a long message is clipped", long, long[:100] + "..."},
 	}
+	for _, status := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s, in a %d", tt.name, status), func(t *testing.T) {
+				p := newProvider(t, 100)
+				p.on("eth_blockNumber", reply(status, rpcErrorAnswer(-32000, tt.message)))
+				pe, _ := probeOne(t, Config{Endpoints: named("a", p.URL+"/v3/SECRETKEY")})
+				var re *RPCError
+				if !errors.As(pe, &re) || re.Message != tt.want {
+					t.Fatalf("RPCError %+v, want Message %q", re, tt.want)
+				}
+				want := fmt.Sprintf(`blocklag: endpoint "a": RPC error -32000: "%s"`, tt.want)
+				if status != http.StatusOK {
+					want = fmt.Sprintf(`blocklag: endpoint "a": HTTP status %d: RPC error -32000: "%s"`, status, tt.want)
+				}
+				if pe.Error() != want {
+					t.Errorf("message %q, want %q", pe.Error(), want)
+				}
+			})
+		}
+	}
+}
+
+// A StatusError's text shows its status, then the RPC error its body held,
+// then how long it asked us to wait; and it unwraps to that RPC error, so
+// that errors.As and go-ethereum's rpc.Error interface find it, or to
+// nothing: never to a nil *RPCError that errors.As would hand out.
+func TestStatusErrorShowsAndUnwrapsToWhatTheAnswerHeld(t *testing.T) {
+	limit := &RPCError{Code: -32005, Message: "daily request count exceeded"}
+	tests := []struct {
+		name string
+		err  *StatusError
+		want string
+	}{
+		{"a status alone", &StatusError{StatusCode: 503}, "HTTP status 503"},
+		{"a status with an RPC error", &StatusError{StatusCode: 429, RPC: limit}, `HTTP status 429: RPC error -32005: "daily request count exceeded"`},
+		{"a status with Retry-After", &StatusError{StatusCode: 503, RetryAfter: 90 * time.Second}, "HTTP status 503, retry after 1m30s"},
+		{"a status with both", &StatusError{StatusCode: 429, RPC: limit, RetryAfter: time.Minute},
+			`HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s`},
+		{"a status with a negative RetryAfter, built by hand", &StatusError{StatusCode: 429, RetryAfter: -time.Second}, "HTTP status 429"},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newProvider(t, 100)
-			p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32000, tt.message)))
-			pe, _ := probeOne(t, Config{Endpoints: named("a", p.URL+"/v3/SECRETKEY")})
-			var re *RPCError
-			if !errors.As(pe, &re) || re.Message != tt.want {
-				t.Fatalf("RPCError %+v, want Message %q", re, tt.want)
+			if got := tt.err.Error(); got != tt.want {
+				t.Errorf("Error() = %q, want %q", got, tt.want)
 			}
-			if want := fmt.Sprintf(`blocklag: endpoint "a": RPC error -32000: "%s"`, tt.want); pe.Error() != want {
-				t.Errorf("message %q, want %q", pe.Error(), want)
+			err := error(&ProbeError{Endpoint: "a", Err: tt.err})
+			var rpc *RPCError
+			var coded interface {
+				Error() string
+				ErrorCode() int
+			}
+			if found := errors.As(err, &rpc); found != (tt.err.RPC != nil) || found && rpc != tt.err.RPC {
+				t.Errorf("errors.As finds the RPCError %v: %v, want %v", rpc, found, tt.err.RPC != nil)
+			}
+			if found := errors.As(err, &coded); found != (tt.err.RPC != nil) || found && coded.ErrorCode() != -32005 {
+				t.Errorf("errors.As finds an error with a code: %v, want %v", found, tt.err.RPC != nil)
 			}
 		})
 	}

@@ -255,6 +255,53 @@ func ExampleProbeError_Reason() {
 	// sepolia: wrong_chain, chain 11155111 instead of 1
 }
 
+// A provider that rate-limits us answers with a status other than 200, and
+// often says more: Infura puts its JSON-RPC error in the body of its 429,
+// and many providers add a Retry-After header. The *StatusError keeps both,
+// and errors.As finds the RPC error through it.
+func ExampleStatusError() {
+	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "60")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}`)
+	}))
+	defer limited.Close()
+	backup := fakeNode("0x64")
+	defer backup.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{
+		{ID: "infura", URL: limited.URL},
+		{ID: "backup", URL: backup.URL},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	err = monitor.Check(context.Background())
+	var se *blocklag.StatusError
+	if errors.As(err, &se) {
+		fmt.Println(se)
+		fmt.Println("status:", se.StatusCode)
+		fmt.Println("retry after:", se.RetryAfter)
+	}
+	var rpc *blocklag.RPCError
+	if errors.As(err, &rpc) {
+		fmt.Println("provider's code:", rpc.Code)
+	}
+	var pe *blocklag.ProbeError
+	if errors.As(err, &pe) {
+		fmt.Println("reason:", pe.Reason())
+	}
+	fmt.Println("infura eligible:", monitor.Eligible("infura"))
+
+	// Output:
+	// HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s
+	// status: 429
+	// retry after: 1m0s
+	// provider's code: -32005
+	// reason: rate_limited
+	// infura eligible: false
+}
+
 // Status logs through log/slog as one group, with a group per provider
 // under endpoints. Before the first Check it shows only the fail-open
 // verdicts; after it, the reference and each provider's height and lag (a

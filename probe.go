@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // blockNumberRequest is the body of every height probe. The id never
@@ -46,8 +49,24 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 }
 
 // errProbeTimeout is the cause of a probe's own deadline. It tells that
-// deadline apart from the end of the Check's context, whose cause differs.
+// deadline apart from the end of the Check's time, whose cause is an
+// *outOfCheckTime, and from the end of the Check's context.
 var errProbeTimeout = errors.New("probe timeout")
+
+// outOfCheckTime is the cause of the deadline that ends a Check's probes a
+// margin before the Check's own (see withinCheckTime), and the error of
+// each probe it ends. After is how long the probes had.
+type outOfCheckTime struct{ after time.Duration }
+
+func (e *outOfCheckTime) Error() string { return e.words() + ": " + context.DeadlineExceeded.Error() }
+
+// words say what ended the probe, as its message begins.
+func (e *outOfCheckTime) words() string {
+	return fmt.Sprintf("ran out of the Check's time after %v", e.after)
+}
+
+// Unwrap makes the probe a timeout, as one that ran out of ProbeTimeout is.
+func (e *outOfCheckTime) Unwrap() error { return context.DeadlineExceeded }
 
 // confirmChain returns nil when the provider reports Config.ChainID as its
 // chain ID, and otherwise says why not. It sends the request and judges the
@@ -65,12 +84,13 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 }
 
 // fetch posts one JSON-RPC request to ep with JSON Content-Type and Accept
-// headers, and returns the quantity its answer carries. Any status but 200
-// fails it without its body being read, and so does a body of another
-// length than its Content-Length; otherwise judge decides on the answer, of
-// which it reads at most maxBody+1 bytes. It always closes the
-// response body. A request cut short by the probe's own deadline fails with
-// an error that says so and wraps context.DeadlineExceeded.
+// headers, and returns the quantity its answer carries. It reads at most
+// maxBody+1 bytes of any answer, whatever its status, and always closes the
+// response body. A body of another length than its Content-Length fails a
+// 200 answer; otherwise judge decides on it. Any other status fails the
+// probe as a *StatusError, whatever its body (see statusError). A request
+// cut short by the probe's own deadline, or by the end of the Check's time,
+// fails with an error that says so and wraps context.DeadlineExceeded.
 func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
 	if err != nil {
@@ -89,26 +109,89 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		return 0, m.sendError(ctx, "", err)
 	}
 	defer resp.Body.Close()
+	body, err := m.readBody(ctx, resp)
 	if resp.StatusCode != http.StatusOK {
-		return 0, &StatusError{StatusCode: resp.StatusCode}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
-		if n > resp.ContentLength {
-			// Only a custom Base can hand over more than it stated:
-			// http.Transport stops at the length.
-			return 0, &badAnswer{msg: m.secrets.shown(fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength))}
-		}
-		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
+		return 0, m.statusError(resp, body, err == nil)
 	}
 	if err != nil {
-		return 0, m.sendError(ctx, "reading answer", err)
+		return 0, err
 	}
 	height, refused := judge(body)
 	if refused != nil {
 		return 0, refused.resolve(m.secrets)
 	}
 	return height, nil
+}
+
+// readBody reads at most maxBody+1 bytes of resp's body. When the response
+// states a length and the body, within maxBody bytes, is not that long, it
+// fails: as a bad answer when the body is longer, and when it is shorter
+// with io.ErrUnexpectedEOF, as a cut connection does, since the two cannot
+// be told apart. A failure to read fails it as sendError says.
+func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
+		if n > resp.ContentLength {
+			// Only a custom Base can hand over more than it stated:
+			// http.Transport stops at the length.
+			return nil, &badAnswer{msg: m.secrets.shown(fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength))}
+		}
+		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
+	}
+	if err != nil {
+		return nil, m.sendError(ctx, "reading answer", err)
+	}
+	return body, nil
+}
+
+// statusError is the failure of an answer whose status is not 200. The
+// status is the failure whatever the body holds, but when the body was read
+// whole (intact) within the limits and is a JSON-RPC error object, the
+// StatusError keeps that error too: Infura, for one, says in the body of
+// its 429 which limit ran out. A body that is anything else, or that broke
+// a limit, leaves a plain StatusError, never a bad answer or a transport
+// failure.
+func (m *Monitor) statusError(resp *http.Response, body []byte, intact bool) *StatusError {
+	se := &StatusError{StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, m.now), secrets: m.secrets}
+	if intact {
+		if r := errorObject(body); r != nil {
+			se.RPC = r.resolveRPC(m.secrets)
+		}
+	}
+	return se
+}
+
+// retryAfter reads h's Retry-After header: a number of seconds, or an
+// HTTP-date in any form that http.ParseTime reads, taken relative to h's
+// Date header when that is readable and to now() otherwise (a clock that
+// only the dated form needs). It is 0 when the header is absent,
+// unreadable or in the past, and a value too large for a Duration is the
+// largest Duration, never one that wrapped around.
+func retryAfter(h http.Header, now func() time.Time) time.Duration {
+	value := h.Get("Retry-After")
+	if value == "" {
+		return 0
+	}
+	if strings.Trim(value, "0123456789") == "" {
+		// Only digits: delay-seconds. ParseUint fails only when the
+		// number is out of range, and then it is too large for any
+		// Duration.
+		seconds, err := strconv.ParseUint(value, 10, 64)
+		if err != nil || seconds > uint64(math.MaxInt64/time.Second) {
+			return math.MaxInt64
+		}
+		return time.Duration(seconds) * time.Second
+	}
+	at, err := http.ParseTime(value)
+	if err != nil {
+		return 0
+	}
+	from, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		from = now()
+	}
+	// Sub gives the largest or smallest Duration rather than wrapping.
+	return max(at.Sub(from), 0)
 }
 
 // statesLength reports whether resp states the length of its body. A
@@ -119,11 +202,15 @@ func statesLength(resp *http.Response) bool {
 }
 
 // sendError explains why sending a request or reading its answer failed,
-// after the words doing (none when empty): the probe's own timeout when
-// that is what ended it, and otherwise transportError's fixed copy of err,
-// with every endpoint's secrets masked.
+// after the words doing (none when empty): the probe's own timeout, or the
+// end of the Check's time, when that is what ended it, and otherwise
+// transportError's fixed copy of err, with every endpoint's secrets masked.
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
-	if context.Cause(ctx) == errProbeTimeout {
+	cause := context.Cause(ctx)
+	if late, ok := cause.(*outOfCheckTime); ok {
+		return prefix(late.words(), context.DeadlineExceeded, m.secrets)
+	}
+	if cause == errProbeTimeout {
 		return prefix(fmt.Sprintf("timed out after %v", m.probeTimeout), context.DeadlineExceeded, m.secrets)
 	}
 	err = transportError(err, m.secrets)
@@ -148,3 +235,35 @@ type prefixed struct {
 
 func (e *prefixed) Error() string { return e.msg }
 func (e *prefixed) Unwrap() error { return e.err }
+
+// hideBadLocation is the Transport of a Monitor's http.Client, around
+// Config.Base. Going through http.Client keeps what it adds to a bare
+// RoundTrip (Basic auth from the URL's userinfo, its error wrapping, its
+// messages), but the Client parses the Location of a redirect before it
+// asks CheckRedirect whether to follow it, and fails the request when it
+// cannot. A probe follows no redirect, so that a 3xx answer fails it as a
+// *StatusError whatever its Location holds, hideBadLocation drops a
+// Location that the Client could not parse: the Client then hands the
+// answer over as it stands.
+type hideBadLocation struct{ base http.RoundTripper }
+
+func (h hideBadLocation) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := h.base.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	if resp == nil {
+		// What http.Client would say, but of the Base rather than of
+		// this wrapper.
+		return nil, fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", h.base)
+	}
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
+		if _, err := r.URL.Parse(loc); err != nil {
+			// A copy, since a Base may hand out one header map more
+			// than once.
+			resp.Header = resp.Header.Clone()
+			resp.Header.Del("Location")
+		}
+	}
+	return resp, nil
+}

@@ -1,12 +1,15 @@
 package blocklag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -52,10 +55,13 @@ func TestProbesArePostsToTheURLAsConfiguredThroughBase(t *testing.T) {
 	}
 }
 
-// Any status but 200 fails the probe, whatever the body holds, and the
-// provider is asked once: a failed probe is not retried, and a redirect is
-// not followed. The status reaches code as a *StatusError, and its Reason
-// tells a provider that refused us from one that is broken.
+// Any status but 200 fails the probe, and the provider is asked once: a
+// failed probe is not retried, and a redirect is not followed. The status
+// reaches code as a *StatusError, and its Reason tells a provider that
+// refused us from one that is broken. The body, here a valid answer, is
+// read, but only a JSON-RPC error in it counts (see
+// TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError), so this one leaves
+// the StatusError plain.
 func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 	tests := []struct {
 		status int
@@ -87,6 +93,283 @@ func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 			}
 			if !statusIs(tt.status)(err) {
 				t.Errorf("errors.As does not find a *StatusError with code %d in %v", tt.status, err)
+			}
+		})
+	}
+}
+
+// A redirect fails the probe as a *StatusError with its status, whatever
+// its Location holds: net/http's client parses a Location before it asks
+// whether to follow it, and one it cannot parse must not turn the answer
+// into a transport failure. Nothing is followed: the good provider that a
+// usable Location names is never asked.
+func TestRedirectIsAStatusErrorWhateverItsLocation(t *testing.T) {
+	good := newProvider(t, 100)
+	locations := []struct{ name, location string }{
+		{"an invalid percent-escape", "/v3/%zz"},
+		{"an unclosed IPv6 host", "http://[::1"},
+		{"a bad port", "http://rpc.example:port/"},
+		{"a lone percent sign", "%"},
+		{"a space in the host", "http://rpc example/"},
+		{"no scheme before a colon", ":/v3/key"},
+		{"the good provider", good.URL},
+		{"nothing", ""},
+	}
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		for _, l := range locations {
+			t.Run(fmt.Sprintf("a %d to %s", status, l.name), func(t *testing.T) {
+				p := newProvider(t, 100)
+				p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+					w.Header()["Location"] = []string{l.location} // as it is, unlike Set
+					w.WriteHeader(status)
+				})
+				pe, err := probeOne(t, Config{Endpoints: named("a", p.URL)})
+				if _, ok := pe.Err.(*StatusError); !ok || !statusIs(status)(err) || pe.Reason() != ReasonHTTPStatus {
+					t.Errorf("probe error %v (%T), Reason %s; want a *StatusError %d, http_status", pe, pe.Err, pe.Reason(), status)
+				}
+				if p.total() != 1 || good.total() != 0 {
+					t.Errorf("%d requests to the provider and %d to the good one, want 1 and none", p.total(), good.total())
+				}
+			})
+		}
+	}
+	t.Run("a Base's header map is not changed", func(t *testing.T) {
+		shared := http.Header{"Location": {"/v3/%zz"}}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp := response(r, http.StatusFound, "", 0)
+			resp.Header = shared
+			return resp, nil
+		})
+		if _, err := probeOne(t, Config{Endpoints: named("a", "http://a.example"), Base: base}); !statusIs(http.StatusFound)(err) {
+			t.Errorf("Check = %v, want a *StatusError 302", err)
+		}
+		if got := shared.Get("Location"); got != "/v3/%zz" {
+			t.Errorf("the Base's header map now holds the Location %q", got)
+		}
+	})
+}
+
+// Probes go through http.Client around Config.Base, whose message for a
+// Base that returns neither an answer nor an error names the Base's type,
+// not that of blocklag's wrapper around it.
+func TestBaseThatReturnsNothingIsNamedInTheMessage(t *testing.T) {
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil })
+	pe, _ := probeOne(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
+	if want := "RoundTripper implementation (blocklag.roundTripFunc) returned a nil *Response with a nil error"; !strings.Contains(pe.Error(), want) || pe.Reason() != ReasonTransport {
+		t.Errorf("probe error %q (%s), want a transport failure saying %q", pe, pe.Reason(), want)
+	}
+}
+
+// The body of an answer whose status is not 200 is read under the limits
+// of any answer. Only a JSON-RPC 2.0 error object in it counts: the
+// *StatusError keeps it as an *RPCError, which errors.As finds through it,
+// and whose code 429 or -32005 makes any status rate limited. Any other
+// body, or one that breaks a limit (too long, longer or shorter than its
+// Content-Length, endless, cut off), leaves a plain *StatusError: never a
+// transport failure or a bad answer.
+func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
+	infura := rpcErrorAnswer(-32005, "daily request count exceeded")
+	const cut = "<cut>" // at the end of a body, where reading it fails
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		length int64 // the ContentLength that the Base states; 0 states none
+		drip   bool  // after body, nothing comes until the probe gives up at ProbeTimeout
+		spaces bool  // after body, white space comes without end
+		rpc    *RPCError
+		reason Reason
+	}{
+		{name: "Infura's rate limit", status: 429, body: infura,
+			rpc: &RPCError{Code: -32005, Message: "daily request count exceeded"}, reason: ReasonRateLimited},
+		{name: "a rate limit with a null id", status: 429, body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32005,"message":"slow down"}}`,
+			rpc: &RPCError{Code: -32005, Message: "slow down"}, reason: ReasonRateLimited},
+		{name: "a rate-limiting code in a 503", status: 503, body: infura,
+			rpc: &RPCError{Code: -32005, Message: "daily request count exceeded"}, reason: ReasonRateLimited},
+		{name: "the code 429 in a 401", status: 401, body: rpcErrorAnswer(429, "too many requests"),
+			rpc: &RPCError{Code: 429, Message: "too many requests"}, reason: ReasonRateLimited},
+		{name: "another code in a 403", status: 403, body: rpcErrorAnswer(-32001, "invalid project id"),
+			rpc: &RPCError{Code: -32001, Message: "invalid project id"}, reason: ReasonUnauthorized},
+		{name: "another code in a 500", status: 500, body: rpcErrorAnswer(-32603, "internal error"),
+			rpc: &RPCError{Code: -32603, Message: "internal error"}, reason: ReasonHTTPStatus},
+		{name: "an error without a message", status: 500, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32603}}`,
+			rpc: &RPCError{Code: -32603}, reason: ReasonHTTPStatus},
+		{name: "an escaped version and white space around", status: 429, body: " \r\n{\"error\":{\"code\":-32005,\"message\":\"x\"},\"id\":1,\"jsonrpc\":\"2\\u002e0\"}\n",
+			rpc: &RPCError{Code: -32005, Message: "x"}, reason: ReasonRateLimited},
+		{name: "a JSON-RPC error as long as its Content-Length", status: 429, body: infura, length: int64(len(infura)),
+			rpc: &RPCError{Code: -32005, Message: "daily request count exceeded"}, reason: ReasonRateLimited},
+		{name: "a JSON-RPC error padded to 4096 bytes", status: 429, body: infura + strings.Repeat(" ", maxBody-len(infura)),
+			rpc: &RPCError{Code: -32005, Message: "daily request count exceeded"}, reason: ReasonRateLimited},
+
+		{name: "a JSON-RPC error padded to 4097 bytes", status: 429, body: infura + strings.Repeat(" ", maxBody+1-len(infura)), reason: ReasonRateLimited},
+		{name: "a JSON-RPC error longer than its Content-Length", status: 503, body: infura, length: int64(len(infura)) - 1, reason: ReasonHTTPStatus},
+		{name: "a JSON-RPC error short of its Content-Length", status: 503, body: infura, length: int64(len(infura)) + 1, reason: ReasonHTTPStatus},
+		{name: "a JSON-RPC error cut off by a read error", status: 503, body: infura + cut, reason: ReasonHTTPStatus},
+		{name: "a JSON-RPC error followed by endless white space", status: 429, body: infura, spaces: true, reason: ReasonRateLimited},
+		{name: "a JSON-RPC error that never ends", status: 503, body: infura, drip: true, reason: ReasonHTTPStatus},
+		{name: "plain text", status: 429, body: "Too Many Requests\n", reason: ReasonRateLimited},
+		{name: "an HTML page", status: 502, body: "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>", reason: ReasonHTTPStatus},
+		{name: "an empty body", status: 503, body: "", reason: ReasonHTTPStatus},
+		{name: "a JSON array", status: 503, body: "[" + infura + "]", reason: ReasonHTTPStatus},
+		{name: "two objects", status: 503, body: infura + infura, reason: ReasonHTTPStatus},
+		{name: "jsonrpc 1.0", status: 503, body: `{"jsonrpc":"1.0","id":1,"error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "no jsonrpc", status: 503, body: `{"id":1,"error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "id 2", status: 503, body: `{"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "id the string \"1\"", status: 503, body: `{"jsonrpc":"2.0","id":"1","error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "no id", status: 503, body: `{"jsonrpc":"2.0","error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "no error", status: 503, body: `{"jsonrpc":"2.0","id":1,"result":"0x64"}`, reason: ReasonHTTPStatus},
+		{name: "a null error", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":null}`, reason: ReasonHTTPStatus},
+		{name: "an error that is a string", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":"-32005"}`, reason: ReasonHTTPStatus},
+		{name: "an error without a code", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":{"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "a code that is not an integer", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005.5,"message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "a code that is a string", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":{"code":"-32005","message":"x"}}`, reason: ReasonHTTPStatus},
+		{name: "a message that is not a string", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":5}}`, reason: ReasonHTTPStatus},
+		{name: "a member named twice", status: 503, body: `{"jsonrpc":"2.0","id":1,"id":1,"error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" in a "+strconv.Itoa(tt.status), func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				text, broken := strings.CutSuffix(tt.body, cut)
+				resp := response(r, tt.status, text, -1)
+				if tt.length != 0 {
+					resp.ContentLength = tt.length
+				}
+				switch {
+				case broken:
+					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), iotest.ErrReader(errors.New("connection reset"))))
+				case tt.drip:
+					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), contextReader{r.Context()}))
+				case tt.spaces:
+					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), spaces{}))
+				}
+				return resp, nil
+			})
+			cfg := Config{Endpoints: named("a", "http://a.example"), Base: base}
+			if tt.drip {
+				cfg.ProbeTimeout = 50 * time.Millisecond
+			}
+			pe, err := probeOne(t, cfg)
+			se, ok := pe.Err.(*StatusError)
+			if !ok || se.StatusCode != tt.status {
+				t.Fatalf("probe error %v (%T), want a *StatusError %d itself", pe, pe.Err, tt.status)
+			}
+			// Compared by its exported fields: an RPCError also keeps the
+			// Monitor's secrets, to mask its own text.
+			if (se.RPC == nil) != (tt.rpc == nil) || se.RPC != nil && (se.RPC.Code != tt.rpc.Code || se.RPC.Message != tt.rpc.Message) {
+				t.Errorf("RPC = %v, want %v", se.RPC, tt.rpc)
+			}
+			want := fmt.Sprintf("HTTP status %d", tt.status)
+			if tt.rpc != nil {
+				want += fmt.Sprintf(": RPC error %d: %q", tt.rpc.Code, tt.rpc.Message)
+			}
+			if se.Error() != want {
+				t.Errorf("message %q, want %q", se, want)
+			}
+			var rpc *RPCError
+			if found := errors.As(err, &rpc); found != (tt.rpc != nil) || found && rpc != se.RPC {
+				t.Errorf("errors.As finds the RPCError %v: %v, want %v", rpc, found, tt.rpc != nil)
+			}
+			if pe.Reason() != tt.reason || errors.Is(err, ErrBadAnswer) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Reason() = %s, want %s; and neither a bad answer nor a transport failure nor a timeout", pe.Reason(), tt.reason)
+			}
+		})
+	}
+}
+
+// contextReader blocks every Read until ctx ends, and then fails with its
+// error: a body that never ends, from a Base that honours the request's
+// context.
+type contextReader struct{ ctx context.Context }
+
+func (r contextReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
+}
+
+// spaces is an endless body of white space.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// StatusError.RetryAfter reads the Retry-After header of an answer of any
+// status but 200: a number of seconds, or an HTTP-date in any of its three
+// forms, taken from the answer's Date header or, without a readable one,
+// from the Check's clock (here 10:00:00, on a Friday). It is 0 when the
+// header is absent, unreadable or in the past, and a value too large for a
+// Duration is the largest one.
+func TestRetryAfterIsReadInEveryForm(t *testing.T) {
+	const (
+		date   = "Fri, 02 Jan 2026 10:00:00 GMT" // the Check's clock, as an answer's Date
+		oneMin = "Fri, 02 Jan 2026 10:01:00 GMT"
+	)
+	tests := []struct {
+		name       string
+		status     int    // 0 means 429
+		retryAfter string // "" sends none
+		date       string // the Date header; "" sends none
+		want       time.Duration
+	}{
+		{name: "no header", want: 0},
+		{name: "60 seconds", retryAfter: "60", want: time.Minute},
+		{name: "0 seconds", retryAfter: "0", want: 0},
+		{name: "seconds with leading zeros", retryAfter: "007", want: 7 * time.Second},
+		{name: "seconds in a 503", status: 503, retryAfter: "120", want: 2 * time.Minute},
+		{name: "seconds in a 301", status: 301, retryAfter: "5", want: 5 * time.Second},
+		{name: "the most seconds a Duration holds", retryAfter: "9223372036", want: 9223372036 * time.Second},
+		{name: "one second more than a Duration holds", retryAfter: "9223372037", want: math.MaxInt64},
+		{name: "more seconds than a uint64 holds", retryAfter: "99999999999999999999999", want: math.MaxInt64},
+		{name: "negative seconds", retryAfter: "-5", want: 0},
+		{name: "seconds with a plus sign", retryAfter: "+5", want: 0},
+		{name: "a fraction of seconds", retryAfter: "1.5", want: 0},
+		{name: "seconds with a unit", retryAfter: "60s", want: 0},
+		{name: "a word", retryAfter: "soon", want: 0},
+		{name: "an IMF-fixdate a minute after the Date", retryAfter: oneMin, date: date, want: time.Minute},
+		{name: "an RFC 850 date 90 s after the Date", retryAfter: "Friday, 02-Jan-26 10:01:30 GMT", date: date, want: 90 * time.Second},
+		{name: "an asctime date 2 min after the Date", retryAfter: "Fri Jan  2 10:02:00 2026", date: date, want: 2 * time.Minute},
+		{name: "a date a minute after a Date in another form", retryAfter: oneMin, date: "Friday, 02-Jan-26 10:00:00 GMT", want: time.Minute},
+		{name: "a date taken from the Date, not the Check's clock", retryAfter: oneMin, date: "Fri, 02 Jan 2026 09:59:00 GMT", want: 2 * time.Minute},
+		{name: "a date without a Date, from the Check's clock", retryAfter: "Fri, 02 Jan 2026 10:00:30 GMT", want: 30 * time.Second},
+		{name: "a date beside an unreadable Date, from the Check's clock", retryAfter: "Fri, 02 Jan 2026 10:00:30 GMT", date: "yesterday", want: 30 * time.Second},
+		{name: "a date equal to the Date", retryAfter: date, date: date, want: 0},
+		{name: "a date before the Date", retryAfter: "Fri, 02 Jan 2026 09:00:00 GMT", date: date, want: 0},
+		{name: "a date before the Check's clock", retryAfter: "Thu, 01 Jan 2026 10:00:00 GMT", want: 0},
+		{name: "a date too far ahead for a Duration", retryAfter: "Fri, 31 Dec 9999 23:59:59 GMT", date: date, want: math.MaxInt64},
+		{name: "a date too far behind for a Duration", retryAfter: "Mon, 01 Jan 0001 00:00:00 GMT", date: date, want: 0},
+		{name: "a date in another zone than GMT", retryAfter: "Fri, 02 Jan 2026 11:01:00 CET", date: date, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := cmp.Or(tt.status, http.StatusTooManyRequests)
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				resp := response(r, status, "", -1)
+				if tt.retryAfter != "" {
+					resp.Header.Set("Retry-After", tt.retryAfter)
+				}
+				if tt.date != "" {
+					resp.Header.Set("Date", tt.date)
+				}
+				return resp, nil
+			})
+			m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
+			m.now = func() time.Time { return clockAt("10:00:00") }
+			var se *StatusError
+			if err := check(m); !errors.As(err, &se) || se.StatusCode != status {
+				t.Fatalf("Check = %v, want a *StatusError %d", err, status)
+			}
+			if se.RetryAfter != tt.want {
+				t.Errorf("RetryAfter = %v, want %v", se.RetryAfter, tt.want)
+			}
+			want := fmt.Sprintf("HTTP status %d", status)
+			if tt.want > 0 {
+				want += ", retry after " + tt.want.String()
+			}
+			if se.Error() != want {
+				t.Errorf("message %q, want %q", se, want)
 			}
 		})
 	}

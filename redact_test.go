@@ -75,6 +75,9 @@ func TestTransportErrorsHideSecrets(t *testing.T) {
 		{name: "a provider's RPC error quoting the URL", base: func(r *http.Request) (*http.Response, error) {
 			return response(r, http.StatusOK, rpcErrorAnswer(-32001, "invalid key in "+r.URL.String()), -1), nil
 		}, shown: true},
+		{name: "a provider's RPC error in a 403 quoting the URL", base: func(r *http.Request) (*http.Response, error) {
+			return response(r, http.StatusForbidden, rpcErrorAnswer(-32001, "invalid key in "+r.URL.String()), -1), nil
+		}, shown: true},
 		{name: "a provider's malformed RPC error escaping the URL's slashes", base: func(r *http.Request) (*http.Response, error) {
 			message, _ := json.Marshal("invalid key for " + r.URL.String())
 			return response(r, http.StatusOK, `{"jsonrpc":"2.0","id":1,"error":`+strings.ReplaceAll(string(message), "/", `\/`)+`}`, -1), nil
@@ -443,6 +446,14 @@ func TestSecretEchoedAloneIsMasked(t *testing.T) {
 			})
 			return p.Listener.Addr().String(), nil
 		}},
+		{"a provider's RPC error in a 401", func(t *testing.T, echo func(*http.Request) string) (string, http.RoundTripper) {
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, rpcErrorAnswer(-32000, "invalid project id "+echo(r)))
+			})
+			return p.Listener.Addr().String(), nil
+		}},
 	}
 	for _, s := range secrets {
 		for _, route := range routes {
@@ -790,6 +801,20 @@ func TestNumberCannotCompleteASecret(t *testing.T) {
 			t.Fatalf("Check = %v; want a ChainIDError with Got 98765432", err)
 		}
 		assertNoneShows(t, err, m.Status(), key)
+	})
+	t.Run("an HTTP status equal to a password", func(t *testing.T) {
+		p, good := newProvider(t, 100), newProvider(t, 100)
+		p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "429")
+			reply(http.StatusTooManyRequests, rpcErrorAnswer(-32005, "slow down"))(w, r)
+		})
+		m := mustNew(t, Config{Endpoints: named("a", strings.Replace(p.URL, "://", "://user:429@", 1), "good", good.URL)})
+		err := check(m)
+		var se *StatusError
+		if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter != 429*time.Second || se.RPC == nil {
+			t.Fatalf("Check = %v; want a StatusError 429 with its RPC error and Retry-After", err)
+		}
+		assertNoneShows(t, err, m.Status(), "429")
 	})
 }
 
