@@ -775,6 +775,35 @@ func TestEscapeCannotCompleteASecret(t *testing.T) {
 	}
 }
 
+// The "..." that ends a clipped text may complete a key that ends in a
+// dot: a provider's message that breaks off after "abcdef0123456." would
+// show the key once the clip is marked. The RPCError's Message, a field
+// that code may log on its own, is masked after the clip as the messages
+// are.
+func TestClipCannotCompleteASecret(t *testing.T) {
+	const key = "abcdef0123456."
+	sent := strings.Repeat("x", maxQuoted-len(key)+1) + strings.TrimSuffix(key, ".") + " and more"
+	for _, status := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		t.Run(fmt.Sprintf("in the RPC error of a %d", status), func(t *testing.T) {
+			p, good := newProvider(t, 100), newProvider(t, 100)
+			p.on("eth_blockNumber", reply(status, rpcErrorAnswer(-32000, sent)))
+			m := mustNew(t, Config{Endpoints: named("a", p.URL+"/v3/"+key, "good", good.URL)})
+			err := check(m)
+			var re *RPCError
+			if !errors.As(err, &re) {
+				t.Fatalf("Check = %v; want an RPCError", err)
+			}
+			if strings.Contains(re.Message, "and more") {
+				t.Fatalf("Message %q; want it clipped", re.Message)
+			}
+			if strings.Contains(re.Message, key) {
+				t.Errorf("Message %q shows the key", re.Message)
+			}
+			assertNoneShows(t, err, m.Status(), key)
+		})
+	}
+}
+
 // A number that a message writes may spell a numeric key: an RPC error's
 // code, or the chain ID that a provider reported. The message masks it
 // like any other text, while the typed field keeps the number.
