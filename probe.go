@@ -249,13 +249,20 @@ type hideBadLocation struct{ base http.RoundTripper }
 
 func (h hideBadLocation) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := h.base.RoundTrip(r)
-	if err != nil {
-		return resp, err
-	}
-	if resp == nil {
-		// What http.Client would say, but of the Base rather than of
-		// this wrapper.
+	switch {
+	case err != nil:
+		// http.Client drops an answer that comes with an error without
+		// closing it, so close it here.
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	// The next two say what http.Client would, but of the Base rather
+	// than of this wrapper.
+	case resp == nil:
 		return nil, fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", h.base)
+	case resp.Body == nil && resp.ContentLength > 0:
+		return nil, fmt.Errorf("http: RoundTripper implementation (%T) returned a *Response with content length %d but a nil Body", h.base, resp.ContentLength)
 	}
 	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
 		if _, err := r.URL.Parse(loc); err != nil {

@@ -150,13 +150,50 @@ func TestRedirectIsAStatusErrorWhateverItsLocation(t *testing.T) {
 }
 
 // Probes go through http.Client around Config.Base, whose message for a
-// Base that returns neither an answer nor an error names the Base's type,
-// not that of blocklag's wrapper around it.
-func TestBaseThatReturnsNothingIsNamedInTheMessage(t *testing.T) {
-	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil })
+// Base that breaks the RoundTripper contract names the Base's type, not
+// that of blocklag's wrapper around it.
+func TestBaseThatBreaksTheContractIsNamedInTheMessage(t *testing.T) {
+	tests := []struct {
+		name string
+		base roundTripFunc
+		want string
+	}{
+		{"neither an answer nor an error", func(*http.Request) (*http.Response, error) { return nil, nil },
+			"RoundTripper implementation (blocklag.roundTripFunc) returned a nil *Response with a nil error"},
+		{"an answer of stated length without a body", func(r *http.Request) (*http.Response, error) {
+			resp := response(r, http.StatusOK, "", 5)
+			resp.Body = nil
+			return resp, nil
+		}, "RoundTripper implementation (blocklag.roundTripFunc) returned a *Response with content length 5 but a nil Body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pe, _ := probeOne(t, Config{Endpoints: named("a", "http://a.example"), Base: tt.base})
+			if !strings.Contains(pe.Error(), tt.want) || pe.Reason() != ReasonTransport {
+				t.Errorf("probe error %q (%s), want a transport failure saying %q", pe, pe.Reason(), tt.want)
+			}
+		})
+	}
+}
+
+// A Base that returns an answer together with an error fails the probe
+// with that error, and the answer's body is closed all the same:
+// http.Client would drop such an answer without closing it.
+func TestAnswerThatComesWithAnErrorIsClosed(t *testing.T) {
+	closed := make(chan struct{})
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp := response(r, http.StatusOK, answer(100), -1)
+		resp.Body = &closeNotifier{ReadCloser: resp.Body, closed: closed}
+		return resp, errors.New("circuit open")
+	})
 	pe, _ := probeOne(t, Config{Endpoints: named("a", "http://a.example"), Base: base})
-	if want := "RoundTripper implementation (blocklag.roundTripFunc) returned a nil *Response with a nil error"; !strings.Contains(pe.Error(), want) || pe.Reason() != ReasonTransport {
-		t.Errorf("probe error %q (%s), want a transport failure saying %q", pe, pe.Reason(), want)
+	if !strings.Contains(pe.Error(), `"circuit open"`) || pe.Reason() != ReasonTransport {
+		t.Errorf("probe error %q (%s), want the Base's error as a transport failure", pe, pe.Reason())
+	}
+	select {
+	case <-closed:
+	default:
+		t.Error("the answer's body was not closed")
 	}
 }
 
