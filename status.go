@@ -148,10 +148,10 @@ func (s Status) MarshalJSON() ([]byte, error) {
 // height and lag are there only when the probe succeeded, even when they
 // are 0, so that a failed endpoint shows no height that could pass for
 // block 0. latency_seconds, Latency in seconds with fractions, is there
-// once a Check has published. advanced is there when it is not zero. reason and error are
-// there only when Err is set: error is Err's message, with every rune that
-// [strconv.IsPrint] rejects escaped, and reason is [ProbeError.Reason] of
-// the *ProbeError that Err is or wraps. For an Err that holds no
+// once a Check has published. advanced is there when it is not zero.
+// reason and error are there only when Err is set: error is Err's message,
+// with every rune that [strconv.IsPrint] rejects escaped, and reason is
+// [ProbeError.Reason] of the *ProbeError that Err is or wraps. For an Err that holds no
 // *ProbeError, as a hand-built Status may have, reason is what
 // ProbeError.Reason would say of a ProbeError wrapping Err: the kind its
 // wrapped codes tell, else "transport".
@@ -223,11 +223,12 @@ func failure(err error) (Reason, string) {
 // members as its JSON, under the same rules for which are there: checked,
 // reference, max_lag and advanced, then a group endpoints holding one
 // group per endpoint, keyed by its ID and in configured order, with
-// eligible, height, lag, latency (a duration), advanced, reason and error. With a TextHandler,
-// slog.Info("check", "status", st) gives keys such as status.reference and
-// status.endpoints.primary.lag, so an ID such as "reference" collides with
-// nothing; an ID holding a dot reads ambiguously among such keys, though
-// the JSONHandler nests it unambiguously.
+// eligible, height, lag, latency (a duration), advanced, reason and
+// error. With a TextHandler, slog.Info("check", "status", st) gives keys
+// such as status.reference and status.endpoints.primary.lag, so an ID such
+// as "reference" collides with nothing; an ID holding a dot reads
+// ambiguously among such keys, though the JSONHandler nests it
+// unambiguously.
 func (s Status) LogValue() slog.Value {
 	published := !s.Checked.IsZero()
 	attrs := make([]slog.Attr, 0, 5)
