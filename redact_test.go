@@ -933,6 +933,38 @@ func TestEndlessErrorChainCannotStallACheck(t *testing.T) {
 	}
 }
 
+// A Base's error chain is looked at for stand-ins as far as its 64th
+// error and no further, however long it is.
+func TestErrorChainIsLookedAtToItsSixtyFourthError(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		depth int // errors ahead of io.ErrUnexpectedEOF in the chain
+		found bool
+	}{
+		{"io.ErrUnexpectedEOF as the 64th error is kept", 63, true},
+		{"io.ErrUnexpectedEOF as the 65th error is not looked for", 64, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, chainOf(tt.depth) })
+			pe, _ := probeOne(t, Config{Endpoints: named("a", "http://rpc.example/"), Base: base})
+			if got := errors.Is(pe, io.ErrUnexpectedEOF); got != tt.found {
+				t.Errorf("errors.Is(%v, io.ErrUnexpectedEOF) = %v, want %v", pe, got, tt.found)
+			}
+		})
+	}
+}
+
+// chainOf(n) is a chain of n errors that ends in io.ErrUnexpectedEOF.
+type chainOf int
+
+func (e chainOf) Error() string { return "link" }
+func (e chainOf) Unwrap() error {
+	if e <= 1 {
+		return io.ErrUnexpectedEOF
+	}
+	return e - 1
+}
+
 type selfWrapping struct{}
 
 func (e *selfWrapping) Error() string { return "loops" }
