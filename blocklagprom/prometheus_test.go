@@ -63,6 +63,8 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 			return got == want, got
 		})
 	}
+	// Prometheus holds the samples of the last round from here on.
+	scraped := time.Now()
 
 	// The series: every one the collector exports, with its value, and the
 	// target's own labels on each.
@@ -133,10 +135,13 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		return slices.Equal(got, wantAlerts), strings.Join(got, "\n")
 	})
 
-	// The staleness alerts, as of a few minutes on with no check in
-	// between: the verdicts of mainnet have gone stale, and the chain-stall
-	// alert stays quiet, since stale verdicts say nothing of the chain.
-	// sepolia has no verdicts to go stale: BlocklagNeverPublished covers it.
+	// The staleness alerts, as of a while after the last check with no
+	// check in between: the verdicts of mainnet have gone stale, and the
+	// chain-stall alert stays quiet, since stale verdicts say nothing of the
+	// chain. sepolia has no verdicts to go stale: BlocklagNeverPublished
+	// covers it. Each is evaluated at a time counted from the last check,
+	// not from now, so that a slow machine does not age the verdicts; never
+	// before Prometheus held the last round's samples, though.
 	exprs := server.ruleQueries(t)
 	for _, tt := range []struct {
 		alert string
@@ -148,7 +153,11 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		{"BlocklagChainStalled", 3 * time.Minute, nil},
 	} {
 		var got []string
-		for _, s := range server.query(t, exprs[tt.alert], time.Now().Add(tt.after), instance) {
+		at := st.Checked.Add(tt.after)
+		if at.Before(scraped) {
+			at = scraped
+		}
+		for _, s := range server.query(t, exprs[tt.alert], at, instance) {
 			got = append(got, strings.Fields(s)[0])
 		}
 		if !slices.Equal(got, tt.want) {
@@ -161,6 +170,11 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 // evaluates rules every second, keeping its data in a temporary
 // directory, and returns its API once it is ready. The server stops when
 // the test ends; its log is shown when the test failed.
+//
+// Prometheus tells the port it took for port 0 only in its log, so the
+// test picks a free port and hands it over instead. Another program may
+// take that port first, and Prometheus then exits at once: that is retried
+// on a new port.
 func startPrometheus(t *testing.T, bin, rules, target string) prom {
 	t.Helper()
 	dir := t.TempDir()
@@ -177,28 +191,53 @@ scrape_configs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		server, portTaken := runPrometheus(t, bin, config, filepath.Join(dir, fmt.Sprint(attempt)))
+		if !portTaken {
+			return server
+		}
+		if attempt == attempts {
+			t.Fatalf("Prometheus found its port taken %d times", attempts)
+		}
+	}
+}
+
+// runPrometheus runs Prometheus with config on a free loopback port,
+// keeping its data and log in dir, and waits until it is ready. It reports
+// portTaken when Prometheus exited because another program had taken that
+// port; any other exit fails the test.
+func runPrometheus(t *testing.T, bin, config, dir string) (server prom, portTaken bool) {
+	t.Helper()
+	logFile, err := os.Create(dir + ".log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
 	cmd := exec.Command(bin,
 		"--config.file="+config,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--storage.tsdb.path="+dir,
 		"--web.listen-address="+addr)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed once Wait has returned waitErr, so that any number
+	// of readers see it.
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
-		case <-time.After(10 * time.Second): // its own shutdown is not ours to wait on forever
-			cmd.Process.Kill()
-			<-exited
+		default:
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second): // its own shutdown is not ours to wait on forever
+				cmd.Process.Kill()
+				<-exited
+			}
 		}
 		logFile.Close()
 		if t.Failed() {
@@ -209,19 +248,41 @@ scrape_configs:
 
 	waitFor(t, "Prometheus to be ready", func() (bool, string) {
 		select {
-		case err := <-exited:
-			t.Fatalf("Prometheus exited: %v", err)
+		case <-exited:
+			return true, ""
 		default:
 		}
-		resp, err := http.Get("http://" + addr + "/-/ready")
+		resp, err := apiClient.Get("http://" + addr + "/-/ready")
 		if err != nil {
 			return false, err.Error()
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
-	return prom("http://" + addr)
+	select {
+	case <-exited:
+		text, _ := os.ReadFile(logFile.Name())
+		if strings.Contains(string(text), "address already in use") {
+			t.Logf("Prometheus found %s taken; trying another port", addr)
+			return "", true
+		}
+		t.Fatalf("Prometheus exited: %v", waitErr)
+	default:
+	}
+	// What answered is this Prometheus, not another server that took the
+	// port while this one was starting.
+	server = prom("http://" + addr)
+	var flags map[string]string
+	server.get(t, "/api/v1/status/flags", nil, &flags)
+	if flags["storage.tsdb.path"] != dir {
+		t.Fatalf("the server at %s keeps its data in %q, not in %q: another program's", addr, flags["storage.tsdb.path"], dir)
+	}
+	return server, false
 }
+
+// apiClient is the client of every request to Prometheus: a server that
+// stops answering fails the test instead of hanging it.
+var apiClient = &http.Client{Timeout: 10 * time.Second}
 
 // freeAddr returns a loopback address with a port that was free a moment
 // ago, for a server that takes no port 0.
@@ -261,7 +322,7 @@ type prom string
 // get decodes the data of the API's answer to path with params into data.
 func (p prom) get(t *testing.T, path string, params url.Values, data any) {
 	t.Helper()
-	resp, err := http.Get(string(p) + path + "?" + params.Encode())
+	resp, err := apiClient.Get(string(p) + path + "?" + params.Encode())
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}

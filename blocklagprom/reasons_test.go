@@ -2,65 +2,31 @@ package blocklagprom
 
 import (
 	"cmp"
-	"fmt"
 	"go/ast"
+	"go/build"
 	"go/constant"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
 // The collector's list of reasons is every Reason constant that the
-// blocklag package it builds against declares, in the order declared, so
-// that a reason added to blocklag cannot go without its counters. blocklag
-// exports no list to range over, so the test type-checks its source,
-// wherever the go command finds it.
+// blocklag package compiled into this test declares, in the order
+// declared, so that a reason added to blocklag cannot go without its
+// counters. blocklag exports no list to range over, so the test reads
+// that package's source.
 func TestReasonsAreTheReasonsBlocklagDeclares(t *testing.T) {
-	const path = "github.com/yermakovsa/failnext-blocklag"
-	out, err := exec.Command("go", "list", "-f", "{{.Dir}}{{range .GoFiles}}\n{{.}}{{end}}", path).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", path, err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	dir, names := lines[0], lines[1:]
-	fset := token.NewFileSet()
-	var files []*ast.File
-	for _, name := range names {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", exportData(t, path))}
-	pkg, err := conf.Check(path, fset, files, nil)
-	if err != nil {
-		t.Fatalf("type-checking %s: %v", path, err)
-	}
-
-	reason := pkg.Scope().Lookup("Reason")
-	if reason == nil {
-		t.Fatalf("%s declares no type Reason", path)
-	}
-	var consts []*types.Const
-	for _, name := range pkg.Scope().Names() {
-		if c, ok := pkg.Scope().Lookup(name).(*types.Const); ok && c.Exported() && types.Identical(c.Type(), reason.Type()) {
-			consts = append(consts, c)
-		}
-	}
-	slices.SortFunc(consts, func(a, b *types.Const) int { return cmp.Compare(a.Pos(), b.Pos()) })
-	var declared, listed []string
-	for _, c := range consts {
-		declared = append(declared, constant.StringVal(c.Val()))
-	}
+	declared := declaredReasons(t, sourceDir(t))
+	var listed []string
 	for _, r := range reasons {
 		listed = append(listed, string(r))
 	}
@@ -69,25 +35,85 @@ func TestReasonsAreTheReasonsBlocklagDeclares(t *testing.T) {
 	}
 }
 
-// exportData returns a lookup for the gc importer that opens the compiled
-// export data of path's dependencies, as the go command builds them.
-func exportData(t *testing.T, path string) func(string) (io.ReadCloser, error) {
+// sourceDir returns the directory of the blocklag source that this test
+// binary was built from, as the binary itself records it: the checkout that
+// go.mod's replace points to here, the module cache under a user's
+// "go test all". Asking the binary rather than the go command finds the
+// very package compiled in, and needs no go command, no network and no
+// module graph that resolves (from the module cache, this module's replace
+// directories do not exist). Only a build with -trimpath records no
+// directory, and then the test skips.
+func sourceDir(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", path).Output()
+	fn := runtime.FuncForPC(reflect.ValueOf(blocklag.New).Pointer())
+	file, _ := fn.FileLine(fn.Entry())
+	dir := filepath.Dir(file)
+	if !filepath.IsAbs(file) {
+		t.Skipf("this test binary records no source directory for blocklag (%q): built with -trimpath?", file)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("blocklag's source is not where this test binary was built from it: %v", err)
+	}
+	return dir
+}
+
+// declaredReasons type-checks the package in dir, without its imports
+// (constants of a string type need none), and returns the value of every
+// exported constant of its type Reason, in the order declared.
+func declaredReasons(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatalf("go list -export %s: %v", path, err)
+		t.Fatal(err)
 	}
-	files := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if pkg, file, ok := strings.Cut(line, "="); ok {
-			files[pkg] = file
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		if ok, err := build.Default.MatchFile(dir, name); err != nil || !ok {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Name.Name == "blocklag" {
+			files = append(files, f)
 		}
 	}
-	return func(pkg string) (io.ReadCloser, error) {
-		file, ok := files[pkg]
-		if !ok || file == "" {
-			return nil, fmt.Errorf("no export data for %s", pkg)
-		}
-		return os.Open(file)
+	conf := types.Config{
+		Importer: noImports{},
+		Error:    func(error) {}, // the imports' errors; what Reason needs still checks
 	}
+	pkg, _ := conf.Check("github.com/yermakovsa/failnext-blocklag", fset, files, nil)
+	reason, ok := pkg.Scope().Lookup("Reason").(*types.TypeName)
+	if !ok {
+		t.Fatalf("the blocklag source in %s declares no type Reason", dir)
+	}
+	var consts []*types.Const
+	for _, name := range pkg.Scope().Names() {
+		if c, ok := pkg.Scope().Lookup(name).(*types.Const); ok && c.Exported() && types.Identical(c.Type(), reason.Type()) {
+			consts = append(consts, c)
+		}
+	}
+	slices.SortFunc(consts, func(a, b *types.Const) int { return cmp.Compare(a.Pos(), b.Pos()) })
+	var out []string
+	for _, c := range consts {
+		if c.Val().Kind() != constant.String {
+			t.Fatalf("%s is not a string constant: %v", c.Name(), c.Val())
+		}
+		out = append(out, constant.StringVal(c.Val()))
+	}
+	return out
+}
+
+// noImports refuses every import, so that type-checking needs nothing
+// beyond the package's own files.
+type noImports struct{}
+
+func (noImports) Import(path string) (*types.Package, error) {
+	return nil, os.ErrNotExist
 }
