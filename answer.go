@@ -252,11 +252,15 @@ func (r *refusal) resolve(s *secrets) error {
 }
 
 // resolveRPC is resolve for a JSON-RPC error object (r.rpc is set): it
-// renders r as an RPCError, with the secrets in s masked. Message is masked
-// once more as it finally reads, since the "..." that marks a clip may
-// complete a secret that ends in a dot.
+// renders r as an RPCError, with the secrets in s masked. A clipped
+// Message is masked once more as it finally reads, since the "..." that
+// marks the clip may complete a secret that ends in a dot.
 func (r *refusal) resolveRPC(s *secrets) *RPCError {
-	return &RPCError{Code: r.code, Message: s.shown(s.quoted(r.values[0], maxQuoted)), secrets: s}
+	msg := s.quoted(r.values[0], maxQuoted)
+	if strings.HasSuffix(msg, "...") {
+		msg = s.shown(msg)
+	}
+	return &RPCError{Code: r.code, Message: msg, secrets: s}
 }
 
 // badAnswer is an answer that breaks the rules a probe checks, said in
