@@ -111,7 +111,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	defer resp.Body.Close()
 	body, err := m.readBody(ctx, resp)
 	if resp.StatusCode != http.StatusOK {
-		return 0, m.statusError(resp, body, err == nil)
+		return 0, m.statusError(resp, body) // readBody's error, if any, left body nil
 	}
 	if err != nil {
 		return 0, err
@@ -145,18 +145,16 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 }
 
 // statusError is the failure of an answer whose status is not 200. The
-// status is the failure whatever the body holds, but when the body was read
-// whole (intact) within the limits and is a JSON-RPC error object, the
-// StatusError keeps that error too: Infura, for one, says in the body of
-// its 429 which limit ran out. A body that is anything else, or that broke
-// a limit, leaves a plain StatusError, never a bad answer or a transport
-// failure.
-func (m *Monitor) statusError(resp *http.Response, body []byte, intact bool) *StatusError {
+// status is the failure whatever the body holds, but when the body, read
+// whole within the limits (nil when it was not), is a JSON-RPC error
+// object, the StatusError keeps that error too: Infura, for one, says in
+// the body of its 429 which limit ran out. A body that is anything else,
+// or that broke a limit, leaves a plain StatusError, never a bad answer or
+// a transport failure.
+func (m *Monitor) statusError(resp *http.Response, body []byte) *StatusError {
 	se := &StatusError{StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, m.now), secrets: m.secrets}
-	if intact {
-		if r := errorObject(body); r != nil {
-			se.RPC = r.resolveRPC(m.secrets)
-		}
+	if r := errorObject(body); r != nil {
+		se.RPC = r.resolveRPC(m.secrets)
 	}
 	return se
 }
