@@ -104,7 +104,8 @@ type collector struct {
 }
 
 // monitor is what the collector reads of a *blocklag.Monitor. It is an
-// interface so that a test can count the reads of one Collect.
+// interface so that a test can hand the collector a Status and a Stats of
+// its own, and count the reads of one Collect.
 type monitor interface {
 	Status() blocklag.Status
 	Stats() blocklag.Stats
@@ -117,14 +118,11 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends the gauges of one Status and the counters of one Stats.
+// Collect sends the gauges of one Status and the counters of one Stats. A
+// Status without endpoints comes only from a Monitor that New did not make,
+// and gives nothing at all.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	collect(ch, c.monitor.Status(), c.monitor.Stats())
-}
-
-// collect sends the metrics of st and ss. A Status without endpoints comes
-// only from a Monitor that New did not make, and gives nothing at all.
-func collect(ch chan<- prometheus.Metric, st blocklag.Status, ss blocklag.Stats) {
+	st, ss := c.monitor.Status(), c.monitor.Stats()
 	if len(st.Endpoints) == 0 {
 		return
 	}

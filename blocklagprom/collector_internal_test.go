@@ -15,16 +15,16 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// statusCollector exports a Status and a Stats built by hand, through the
-// code that exports a Monitor's, so that a test can set every field as it
-// likes.
-type statusCollector struct {
+// fixedMonitor answers the collector with a Status and a Stats built by
+// hand, so that a test can set every field as it likes and export them
+// through the collector as a Monitor's.
+type fixedMonitor struct {
 	status blocklag.Status
 	stats  blocklag.Stats
 }
 
-func (c statusCollector) Describe(ch chan<- *prometheus.Desc) { collector{}.Describe(ch) }
-func (c statusCollector) Collect(ch chan<- prometheus.Metric) { collect(ch, c.status, c.stats) }
+func (m fixedMonitor) Status() blocklag.Status { return m.status }
+func (m fixedMonitor) Stats() blocklag.Stats   { return m.stats }
 
 // failed is the error of a probe that failed because of err. The label
 // comes from the EndpointStatus's ID, so the ProbeError's is left empty.
@@ -67,7 +67,7 @@ blocklag_provider_failure_reason{provider="rpc32005",reason="rate_limited"} 1
 blocklag_provider_failure_reason{provider="slow",reason="timeout"} 1
 blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
 `
-	c := statusCollector{status: st}
+	c := collector{monitor: fixedMonitor{status: st}}
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "blocklag_provider_failure_reason"); err != nil {
 		t.Error(err)
 	}
@@ -224,7 +224,7 @@ blocklag_reference_height 110
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := statusCollector{status: tt.status}
+			c := collector{monitor: fixedMonitor{status: tt.status}}
 			if len(tt.status.Endpoints) == 0 {
 				if n := testutil.CollectAndCount(c); n != 0 {
 					t.Errorf("exported %d metrics, want none", n)
@@ -244,7 +244,7 @@ blocklag_reference_height 110
 // scrape fails with an error naming the metric, and nothing panics.
 func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(statusCollector{status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}})
+	reg.MustRegister(collector{monitor: fixedMonitor{status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}}})
 	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "blocklag_provider_eligible") {
 		t.Errorf("gather error %v, want one naming blocklag_provider_eligible", err)
 	}
@@ -275,13 +275,13 @@ var gaugeNames = []string{
 // and per provider its probes and its failures of each of the eight
 // reasons, 0 for those it has never failed with, whatever the Status says.
 func TestCountersAreTheStats(t *testing.T) {
-	c := statusCollector{
+	c := collector{monitor: fixedMonitor{
 		status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "a", Eligible: true}, {ID: "b", Eligible: true}}},
 		stats: blocklag.Stats{Checks: 7, Published: 5, Endpoints: []blocklag.EndpointStats{
 			{ID: "a", Probes: 7, Failures: map[blocklag.Reason]uint64{blocklag.ReasonUnauthorized: 2, blocklag.ReasonTimeout: 1}},
 			{ID: "b", Probes: 6},
 		}},
-	}
+	}}
 	want := `# HELP blocklag_checks_total Checks that sent probes, published or not.
 # TYPE blocklag_checks_total counter
 blocklag_checks_total 7
