@@ -82,7 +82,11 @@ func gather(t *testing.T, g prometheus.Gatherer, kind dto.MetricType) map[string
 			for _, l := range m.GetLabel() {
 				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
 			}
-			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			v := m.GetGauge().GetValue()
+			if kind == dto.MetricType_COUNTER {
+				v = m.GetCounter().GetValue()
+			}
+			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = v
 		}
 	}
 	return out
