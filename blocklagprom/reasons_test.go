@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 
 	blocklag "github.com/yermakovsa/failnext-blocklag"
@@ -62,27 +61,20 @@ func sourceDir(t *testing.T) string {
 // exported constant of its type Reason, in the order declared.
 func declaredReasons(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	// ImportDir picks the package's files as the build does (no tests, and
+	// only those the build constraints let in), without the go command.
+	bp, err := build.Default.ImportDir(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
 	var files []*ast.File
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		if ok, err := build.Default.MatchFile(dir, name); err != nil || !ok {
-			continue
-		}
+	for _, name := range bp.GoFiles {
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Name.Name == "blocklag" {
-			files = append(files, f)
-		}
+		files = append(files, f)
 	}
 	conf := types.Config{
 		Importer: noImports{},
