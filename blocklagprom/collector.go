@@ -64,8 +64,8 @@ var allDescs = []*prometheus.Desc{
 
 // reasons is every blocklag.Reason, in the order blocklag declares them:
 // each provider has a failure counter for each, from 0, so that increase()
-// sees its first failure of a kind. blocklag has no list of its own to
-// range over; a test compares this one with the constants it declares.
+// sees its first failure of a kind. blocklag exports no list to range
+// over; a test compares this one with the constants it declares.
 var reasons = []blocklag.Reason{
 	blocklag.ReasonRateLimited,
 	blocklag.ReasonUnauthorized,
