@@ -1,7 +1,6 @@
 package blocklagprom_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,44 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
-
-// down is the height a node answers with HTTP 503 instead.
-const down = -1
-
-// newPair returns a Monitor with MaxLag 3 over two fake nodes, with the IDs
-// "primary" and "backup".
-func newPair(t *testing.T) (*blocklag.Monitor, [2]*node) {
-	t.Helper()
-	var ns [2]*node
-	var endpoints []failnext.Endpoint
-	for i, id := range []failnext.EndpointID{"primary", "backup"} {
-		ns[i] = newNode(t)
-		endpoints = append(endpoints, failnext.Endpoint{ID: id, URL: ns[i].URL})
-	}
-	m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, ns
-}
-
-// checkAt sets the nodes' heights and runs one Check, whose probe errors
-// are expected and ignored.
-func checkAt(t *testing.T, m *blocklag.Monitor, ns [2]*node, heights [2]int64) {
-	t.Helper()
-	for i, h := range heights {
-		a := &unavailable
-		if h != down {
-			a = &answer{height: uint64(h), chain: mainnet}
-		}
-		ns[i].answer.Store(a)
-	}
-	m.Check(context.Background())
-}
 
 // gauges gathers g and returns every gauge series, as
 // name{label="value",...}, with its value; counters does the same for the
@@ -101,55 +65,55 @@ func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosec
 // whose meaning blocklag owns.
 func TestCollectorExportsTheStatusInForce(t *testing.T) {
 	published := map[string]float64{
-		`blocklag_provider_eligible{provider="primary"}`:   0,
-		`blocklag_provider_eligible{provider="backup"}`:    1,
-		`blocklag_provider_up{provider="primary"}`:         1,
-		`blocklag_provider_up{provider="backup"}`:          1,
-		`blocklag_provider_height{provider="primary"}`:     100,
-		`blocklag_provider_height{provider="backup"}`:      110,
-		`blocklag_provider_lag_blocks{provider="primary"}`: 10,
-		`blocklag_provider_lag_blocks{provider="backup"}`:  0,
-		`blocklag_reference_height{}`:                      110,
-		`blocklag_max_lag_blocks{}`:                        3,
+		`blocklag_provider_eligible{provider="a"}`:   0,
+		`blocklag_provider_eligible{provider="b"}`:   1,
+		`blocklag_provider_up{provider="a"}`:         1,
+		`blocklag_provider_up{provider="b"}`:         1,
+		`blocklag_provider_height{provider="a"}`:     100,
+		`blocklag_provider_height{provider="b"}`:     110,
+		`blocklag_provider_lag_blocks{provider="a"}`: 10,
+		`blocklag_provider_lag_blocks{provider="b"}`: 0,
+		`blocklag_reference_height{}`:                110,
+		`blocklag_max_lag_blocks{}`:                  3,
 	}
 	tests := []struct {
 		name   string
-		checks [][2]int64 // each Check's heights, primary and backup
+		checks [][]answer // each Check's answers, for a and b
 		want   map[string]float64
 	}{
 		{"before any check every provider is exported eligible, beside MaxLag, and nothing else", nil, map[string]float64{
-			`blocklag_provider_eligible{provider="primary"}`: 1,
-			`blocklag_provider_eligible{provider="backup"}`:  1,
-			`blocklag_max_lag_blocks{}`:                      3,
+			`blocklag_provider_eligible{provider="a"}`: 1,
+			`blocklag_provider_eligible{provider="b"}`: 1,
+			`blocklag_max_lag_blocks{}`:                3,
 		}},
-		{"a published check exports every provider's verdict, height and lag", [][2]int64{{100, 110}}, published},
-		{"a failed probe is exported down and ineligible without height or lag", [][2]int64{{down, 110}}, map[string]float64{
-			`blocklag_provider_eligible{provider="primary"}`:  0,
-			`blocklag_provider_eligible{provider="backup"}`:   1,
-			`blocklag_provider_up{provider="primary"}`:        0,
-			`blocklag_provider_up{provider="backup"}`:         1,
-			`blocklag_provider_height{provider="backup"}`:     110,
-			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
-			`blocklag_reference_height{}`:                     110,
-			`blocklag_max_lag_blocks{}`:                       3,
+		{"a published check exports every provider's verdict, height and lag", [][]answer{{behind, healthy}}, published},
+		{"a failed probe is exported down and ineligible without height or lag", [][]answer{{unavailable, healthy}}, map[string]float64{
+			`blocklag_provider_eligible{provider="a"}`:   0,
+			`blocklag_provider_eligible{provider="b"}`:   1,
+			`blocklag_provider_up{provider="a"}`:         0,
+			`blocklag_provider_up{provider="b"}`:         1,
+			`blocklag_provider_height{provider="b"}`:     110,
+			`blocklag_provider_lag_blocks{provider="b"}`: 0,
+			`blocklag_reference_height{}`:                110,
+			`blocklag_max_lag_blocks{}`:                  3,
 		}},
-		{"a provider whose probe fails keeps the time it last advanced", [][2]int64{{100, 110}, {down, 111}}, map[string]float64{
-			`blocklag_provider_eligible{provider="primary"}`:  0,
-			`blocklag_provider_eligible{provider="backup"}`:   1,
-			`blocklag_provider_up{provider="primary"}`:        0,
-			`blocklag_provider_up{provider="backup"}`:         1,
-			`blocklag_provider_height{provider="backup"}`:     111,
-			`blocklag_provider_lag_blocks{provider="backup"}`: 0,
-			`blocklag_reference_height{}`:                     111,
-			`blocklag_max_lag_blocks{}`:                       3,
+		{"a provider whose probe fails keeps the time it last advanced", [][]answer{{behind, healthy}, {unavailable, {height: 111, chain: mainnet}}}, map[string]float64{
+			`blocklag_provider_eligible{provider="a"}`:   0,
+			`blocklag_provider_eligible{provider="b"}`:   1,
+			`blocklag_provider_up{provider="a"}`:         0,
+			`blocklag_provider_up{provider="b"}`:         1,
+			`blocklag_provider_height{provider="b"}`:     111,
+			`blocklag_provider_lag_blocks{provider="b"}`: 0,
+			`blocklag_reference_height{}`:                111,
+			`blocklag_max_lag_blocks{}`:                  3,
 		}},
-		{"a check in which every probe fails leaves the exported gauges as they were", [][2]int64{{100, 110}, {down, down}}, published},
+		{"a check in which every probe fails leaves the exported gauges as they were", [][]answer{{behind, healthy}, {unavailable, unavailable}}, published},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, ps := newPair(t)
-			for _, heights := range tt.checks {
-				checkAt(t, m, ps, heights)
+			m, nodes := newMonitor(t, 2)
+			for _, answers := range tt.checks {
+				checkWith(t, m, nodes, answers)
 			}
 			c := blocklagprom.NewCollector(m)
 			reg := prometheus.NewPedanticRegistry()
@@ -206,8 +170,9 @@ func TestCollectorOfANilOrZeroMonitorExportsNothing(t *testing.T) {
 func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	for i, chain := range []string{"mainnet", "sepolia"} {
-		m, ps := newPair(t)
-		checkAt(t, m, ps, [2]int64{int64(100 * (i + 1)), int64(100 * (i + 1))})
+		m, nodes := newMonitor(t, 2)
+		at := answer{height: uint64(100 * (i + 1)), chain: mainnet}
+		checkWith(t, m, nodes, []answer{at, at})
 		prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg).MustRegister(blocklagprom.NewCollector(m))
 		if err := reg.Register(blocklagprom.NewCollector(m)); err == nil {
 			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
@@ -215,10 +180,10 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 	}
 	got := gauges(t, reg)
 	for series, want := range map[string]float64{
-		`blocklag_reference_height{chain="mainnet"}`:                   100,
-		`blocklag_reference_height{chain="sepolia"}`:                   200,
-		`blocklag_provider_height{chain="mainnet",provider="backup"}`:  100,
-		`blocklag_provider_height{chain="sepolia",provider="primary"}`: 200,
+		`blocklag_reference_height{chain="mainnet"}`:             100,
+		`blocklag_reference_height{chain="sepolia"}`:             200,
+		`blocklag_provider_height{chain="mainnet",provider="b"}`: 100,
+		`blocklag_provider_height{chain="sepolia",provider="a"}`: 200,
 	} {
 		if v, ok := got[series]; !ok || v != want {
 			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, want)
@@ -231,15 +196,15 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 // follows from that lag. Their counters come from one Stats too, in which
 // no more checks have published than have run.
 func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
-	m, ps := newPair(t)
+	m, nodes := newMonitor(t, 2)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(blocklagprom.NewCollector(m))
 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := range int64(50) { // the backup gains a block on the primary each time
-			checkAt(t, m, ps, [2]int64{100 + i, 100 + 2*i})
+		for i := range uint64(50) { // b gains a block on a each time
+			checkWith(t, m, nodes, []answer{{height: 100 + i, chain: mainnet}, {height: 100 + 2*i, chain: mainnet}})
 		}
 	}()
 	var wg sync.WaitGroup
@@ -258,7 +223,7 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 				}
 				g := gauges(t, reg)
 				ref, ok := g[`blocklag_reference_height{}`]
-				for _, id := range []string{"primary", "backup"} {
+				for _, id := range []string{"a", "b"} {
 					height, lag := g[`blocklag_provider_height{provider="`+id+`"}`], g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
 					eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
 					if ok && (lag != ref-height || (eligible == 1) != (lag <= 3)) {
