@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -55,8 +54,6 @@ func gather(t *testing.T, g prometheus.Gatherer, kind dto.MetricType) map[string
 	}
 	return out
 }
-
-func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }
 
 // The collector exports what Status says, and leaves out what does not
 // apply: everything but eligibility and MaxLag while fail-open, and the
@@ -235,10 +232,6 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 	}
 	wg.Wait()
 }
-
-// allReasons is every reason a probe can fail for, written out here as the
-// oracle for the counters, apart from the collector's own list.
-var allReasons = []string{"rate_limited", "unauthorized", "http_status", "rpc_error", "wrong_chain", "bad_answer", "timeout", "transport"}
 
 // counts is the counters of a Monitor over the providers "a" and "b" after
 // checks Checks that sent probes, of which published published: each
