@@ -640,6 +640,8 @@ func TestStandInsKeepStandardErrors(t *testing.T) {
 			is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
 		{name: "a net.Error that timed out", err: fakeNetError{timeout: true}, netError: true, timeout: true, reason: ReasonTimeout},
 		{name: "a net.Error that did not time out", err: fakeNetError{}, netError: true, reason: ReasonTransport},
+		{name: "a net.Error that an As method gives", err: asOnly{fakeNetError{timeout: true}}, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "a syscall.Errno that an As method gives", err: asOnly{syscall.ECONNRESET}, is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is kept by a stand-in", func(t *testing.T) {
@@ -678,6 +680,26 @@ type fakeNetError struct{ timeout bool }
 func (e fakeNetError) Error() string   { return "i/o on http://rpc.example/v3/pathSECRET" }
 func (e fakeNetError) Timeout() bool   { return e.timeout }
 func (e fakeNetError) Temporary() bool { return false }
+
+// asOnly is a Base's error that is neither a net.Error nor an Errno itself
+// but says, through its As method, that it is its inner one.
+type asOnly struct{ inner error }
+
+func (e asOnly) Error() string { return "wrapped on http://rpc.example/v3/pathSECRET" }
+
+func (e asOnly) As(target any) bool {
+	switch t := target.(type) {
+	case *net.Error:
+		ne, ok := e.inner.(net.Error)
+		*t = ne
+		return ok
+	case *syscall.Errno:
+		errno, ok := e.inner.(syscall.Errno)
+		*t = errno
+		return ok
+	}
+	return false
+}
 
 // A real dial to a loopback port where nothing listens is refused: the
 // ProbeError names the endpoint and says so, in its message and to
