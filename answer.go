@@ -252,15 +252,12 @@ func (r *refusal) resolve(s *secrets) error {
 }
 
 // resolveRPC is resolve for a JSON-RPC error object (r.rpc is set): it
-// renders r as an RPCError, with the secrets in s masked. A clipped
-// Message is masked once more as it finally reads, since the "..." that
-// marks the clip may complete a secret that ends in a dot.
+// renders r as an RPCError, with the secrets in s masked. Message is a
+// text field in its final form, as a message is, so it is shown as one:
+// masked once more as it reads, clipping dots included (they may complete
+// a secret that ends in a dot), and as a log handler would quote it.
 func (r *refusal) resolveRPC(s *secrets) *RPCError {
-	msg := s.quoted(r.values[0], maxQuoted)
-	if strings.HasSuffix(msg, "...") {
-		msg = s.shown(msg)
-	}
-	return &RPCError{Code: r.code, Message: msg, secrets: s}
+	return &RPCError{Code: r.code, Message: s.shown(s.quoted(r.values[0], maxQuoted)), secrets: s}
 }
 
 // badAnswer is an answer that breaks the rules a probe checks, said in

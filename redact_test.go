@@ -1,12 +1,14 @@
 package blocklag
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -823,6 +825,29 @@ func TestClipCannotCompleteASecret(t *testing.T) {
 			}
 			assertNoneShows(t, err, m.Status(), key)
 		})
+	}
+}
+
+// The RPCError's Message, logged on its own, is quoted by the log's
+// handler: JSON writes '&' as \u0026, which may complete a key that begins
+// "u0026". So Message is masked as a log would quote it, as messages are,
+// clipped or not.
+func TestMessageFieldCannotBeCompletedByALogsQuoting(t *testing.T) {
+	const key = "u0026bcdef0123456789"
+	p, good := newProvider(t, 100), newProvider(t, 100)
+	p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32000, "no project &bcdef0123456789")))
+	m := mustNew(t, Config{Endpoints: named("a", p.URL+"/v3/"+key, "good", good.URL)})
+	var re *RPCError
+	if err := check(m); !errors.As(err, &re) {
+		t.Fatalf("Check = %v; want an RPCError", err)
+	}
+	inJSON, _ := json.Marshal(re.Message)
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("rpc", "message", re.Message)
+	for _, text := range []string{re.Message, string(inJSON), logged.String()} {
+		if strings.Contains(text, key) {
+			t.Errorf("%s shows the key", text)
+		}
 	}
 }
 
