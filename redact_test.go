@@ -1156,14 +1156,8 @@ func FuzzFinalMessageShowsNoSecret(f *testing.F) {
 			// Each message, and its inside as Go and both JSON
 			// encoders quote it: the quotes around it are the log's.
 			msg := e.Error()
-			quoted := strconv.Quote(msg)
-			js, _ := json.Marshal(msg)
-			var plain strings.Builder
-			enc := json.NewEncoder(&plain)
-			enc.SetEscapeHTML(false)
-			enc.Encode(msg)
-			noHTML := strings.TrimSpace(plain.String())
-			texts = append(texts, msg, quoted[1:len(quoted)-1], string(js[1:len(js)-1]), noHTML[1:len(noHTML)-1])
+			goQ, js, noHTML := quotedInsides(msg)
+			texts = append(texts, msg, goQ, js, noHTML)
 		})
 		// The error members of Status's JSON, as encoded; the rest of it
 		// holds words of its own.
@@ -1245,15 +1239,9 @@ func oracleForms(t *testing.T, rawURL string) []string {
 			continue
 		}
 		for _, spelled := range []string{p, lowerHex.ReplaceAllStringFunc(p, strings.ToLower)} {
-			quoted := strconv.Quote(spelled)
-			js, _ := json.Marshal(spelled)
-			var plain strings.Builder
-			enc := json.NewEncoder(&plain)
-			enc.SetEscapeHTML(false)
-			enc.Encode(spelled)
-			noHTML := strings.TrimSpace(plain.String())
+			goQ, inJSON, noHTML := quotedInsides(spelled)
 			var ascii strings.Builder
-			for _, r := range noHTML[1 : len(noHTML)-1] {
+			for _, r := range noHTML {
 				if r < 0x80 {
 					ascii.WriteRune(r)
 					continue
@@ -1262,12 +1250,24 @@ func oracleForms(t *testing.T, rawURL string) []string {
 					fmt.Fprintf(&ascii, `\u%04x`, unit)
 				}
 			}
-			inJSON := string(js[1 : len(js)-1])
-			forms = append(forms, spelled, quoted[1:len(quoted)-1], inJSON, noHTML[1:len(noHTML)-1],
+			forms = append(forms, spelled, goQ, inJSON, noHTML,
 				strings.ReplaceAll(inJSON, "/", `\/`), ascii.String())
 		}
 	}
 	return forms
+}
+
+// quotedInsides is text as strconv.Quote, json.Marshal and a JSON encoder
+// that leaves '&', '<' and '>' alone write it, each without its quotes.
+func quotedInsides(text string) (goQuoted, inJSON, noHTML string) {
+	q := strconv.Quote(text)
+	js, _ := json.Marshal(text) // a string always marshals
+	var plain strings.Builder
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	enc.Encode(text)
+	nh := strings.TrimSpace(plain.String())
+	return q[1 : len(q)-1], string(js[1 : len(js)-1]), nh[1 : len(nh)-1]
 }
 
 // visibleAt returns where text shows form with no "[redacted]" overlapping
