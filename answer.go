@@ -73,8 +73,7 @@ func judgeStrictly(body []byte) (uint64, *refusal) {
 	if err != nil {
 		return 0, err
 	}
-	var version string
-	if raw := members["jsonrpc"]; !isString(raw) || json.Unmarshal(raw, &version) != nil || version != "2.0" {
+	if raw := members["jsonrpc"]; !isVersion2(raw) {
 		return 0, refuseMember("jsonrpc member is %s, want the string \"2.0\"", raw)
 	}
 	if raw := members["id"]; string(raw) != "1" {
@@ -127,17 +126,39 @@ func decodeObject(body []byte) (map[string]json.RawMessage, *refusal) {
 	return members, nil
 }
 
-// rpcError describes a JSON-RPC error member, keeping its code and message.
-// One without both, or with a code that is not an int, is malformed.
+// rpcError describes the error member of a 200 answer, keeping its code
+// and message. One without both is malformed.
 func rpcError(raw json.RawMessage) *refusal {
-	var e struct {
-		Code    *int    `json:"code"`
-		Message *string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
+	e, ok := errorMember(raw)
+	if !ok || e.Message == nil {
 		return refuseMember("RPC error %s", raw)
 	}
-	return &refusal{format: "%s", values: []string{*e.Message}, rpc: true, code: *e.Code}
+	return e.refusal()
+}
+
+// jsonRPCError is a JSON-RPC error member as errorMember decodes it.
+type jsonRPCError struct {
+	Code    *int    `json:"code"`
+	Message *string `json:"message"`
+}
+
+// errorMember decodes a JSON-RPC error member: an object whose code is an
+// int and whose message, when it has one, is a string (Message is nil when
+// it has none). It reports false for anything else, null included.
+func errorMember(raw json.RawMessage) (jsonRPCError, bool) {
+	var e jsonRPCError
+	ok := json.Unmarshal(raw, &e) == nil && e.Code != nil
+	return e, ok
+}
+
+// refusal is e as the refusal that resolveRPC turns into an RPCError; a
+// missing message is an empty one.
+func (e jsonRPCError) refusal() *refusal {
+	var message string
+	if e.Message != nil {
+		message = *e.Message
+	}
+	return &refusal{format: "%s", values: []string{message}, rpc: true, code: *e.Code}
 }
 
 // errorObject reads the body of an answer whose status is not 200 as a
@@ -163,18 +184,11 @@ func errorObject(body []byte) *refusal {
 	if id := string(members["id"]); id != "1" && id != "null" {
 		return nil
 	}
-	var e struct {
-		Code    *int    `json:"code"`
-		Message *string `json:"message"`
-	}
-	if json.Unmarshal(members["error"], &e) != nil || e.Code == nil { // also for a missing error member, or one that is null
+	e, ok := errorMember(members["error"]) // false also for a missing error member, or a null one
+	if !ok {
 		return nil
 	}
-	var message string
-	if e.Message != nil {
-		message = *e.Message
-	}
-	return &refusal{format: "%s", values: []string{message}, rpc: true, code: *e.Code}
+	return e.refusal()
 }
 
 // parseQuantity accepts only the canonical Ethereum QUANTITY form: "0x"
@@ -252,15 +266,12 @@ func (r *refusal) resolve(s *secrets) error {
 }
 
 // resolveRPC is resolve for a JSON-RPC error object (r.rpc is set): it
-// renders r as an RPCError, with the secrets in s masked. A clipped
-// Message is masked once more as it finally reads, since the "..." that
-// marks the clip may complete a secret that ends in a dot.
+// renders r as an RPCError, with the secrets in s masked. Message is a
+// text field in its final form, as a message is, so it is shown as one:
+// masked once more as it reads, clipping dots included (they may complete
+// a secret that ends in a dot), and as a log handler would quote it.
 func (r *refusal) resolveRPC(s *secrets) *RPCError {
-	msg := s.quoted(r.values[0], maxQuoted)
-	if strings.HasSuffix(msg, "...") {
-		msg = s.shown(msg)
-	}
-	return &RPCError{Code: r.code, Message: msg, secrets: s}
+	return &RPCError{Code: r.code, Message: s.shown(s.quoted(r.values[0], maxQuoted)), secrets: s}
 }
 
 // badAnswer is an answer that breaks the rules a probe checks, said in

@@ -75,12 +75,11 @@ type Config struct {
 	ChainID uint64
 }
 
-// endpoint is a validated provider: its ID, its URL as configured, which
-// every probe requests, and that URL parsed, which transportError redacts.
+// endpoint is a validated provider: its ID, and its URL as configured,
+// which every probe requests and whose secrets newSecrets finds.
 type endpoint struct {
-	id     failnext.EndpointID
-	url    string
-	target *url.URL
+	id  failnext.EndpointID
+	url string
 }
 
 // validate checks cfg and returns the endpoints in configured order. Its
@@ -108,11 +107,10 @@ func (cfg *Config) validate() ([]endpoint, error) {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): ID already used by endpoint %d", i, ep.ID, first)
 		}
 		seen[ep.ID] = i
-		target, err := checkURL(ep.URL)
-		if err != nil {
+		if err := checkURL(ep.URL); err != nil {
 			return nil, fmt.Errorf("blocklag: endpoint %d (%q): %v", i, ep.ID, err)
 		}
-		eps[i] = endpoint{id: ep.ID, url: ep.URL, target: target}
+		eps[i] = endpoint{id: ep.ID, url: ep.URL}
 	}
 	return eps, nil
 }
@@ -124,57 +122,56 @@ func printableID(id failnext.EndpointID) bool {
 }
 
 // checkURL applies failnext.New's URL rules, and a few more that catch
-// common mistakes, and returns the parsed URL. Its errors say what is
-// wrong and what to do about it. They quote no part of the URL but the
-// scheme, made of characters that cannot hold a secret's text: never the
-// user name, password, host, path, query or port digits, nor a piece of
-// them such as a bad escape.
-func checkURL(raw string) (*url.URL, error) {
+// common mistakes. Its errors say what is wrong and what to do about it.
+// They quote no part of the URL but the scheme, made of characters that
+// cannot hold a secret's text: never the user name, password, host, path,
+// query or port digits, nor a piece of them such as a bad escape.
+func checkURL(raw string) error {
 	if strings.TrimSpace(raw) != raw {
-		return nil, errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")
+		return errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")
 	}
 	if strings.Contains(raw, "#") {
-		return nil, errors.New("URL contains '#', which starts a fragment: remove it, or write it as %23 if it belongs to a user name, password, path or query")
+		return errors.New("URL contains '#', which starts a fragment: remove it, or write it as %23 if it belongs to a user name, password, path or query")
 	}
 	// url.Parse takes "127.0.0.1:8545" for a path and "localhost:8545" for
 	// a URL of scheme "localhost", so look for the "://" that a network URL
 	// needs after its scheme.
 	scheme, rest, found := strings.Cut(raw, "://")
 	if !found || !isScheme(scheme) {
-		return nil, errors.New("URL has no scheme: it must start with http:// or https://")
+		return errors.New("URL has no scheme: it must start with http:// or https://")
 	}
 	if s := strings.ToLower(scheme); s != "http" && s != "https" {
-		return nil, fmt.Errorf("URL scheme %q is not supported: it must be http or https", scheme)
+		return fmt.Errorf("URL scheme %q is not supported: it must be http or https", scheme)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, parseProblem(rest, err)
+		return parseProblem(rest, err)
 	}
 	if u.Hostname() == "" {
-		return nil, errors.New("URL has no host: it must look like https://host/ or http://host:port/")
+		return errors.New("URL has no host: it must look like https://host/ or http://host:port/")
 	}
 	// Some Go releases accept these hosts; each is checked here so that New
 	// says the same under all of them.
 	if !strings.HasPrefix(u.Host, "[") && strings.Contains(u.Hostname(), ":") {
-		return nil, errMultipleColons
+		return errMultipleColons
 	}
 	if strings.HasPrefix(u.Host, "[") {
 		if ip, err := netip.ParseAddr(u.Hostname()); err != nil || !ip.Is6() {
-			return nil, errNotIPv6
+			return errNotIPv6
 		}
 	}
 	if strings.HasSuffix(u.Host, ":") {
-		return nil, errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
+		return errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
 	}
 	if p := u.Port(); p != "" {
 		// url.Parse has checked that p is made of digits only. They are
 		// not quoted: "http://admin:98765432/x@host/" is read as the host
 		// admin and the port 98765432, a password holding '/'.
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, errBadPort(rest)
+			return errBadPort(rest)
 		}
 	}
-	return u, nil
+	return nil
 }
 
 // isScheme reports whether s has the form of a URL scheme: a letter, then

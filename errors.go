@@ -266,9 +266,10 @@ type RPCError struct {
 	Code int
 
 	// Message is the provider's message as the ProbeError's text shows it
-	// between quotes: escaped as Go quotes it, with every endpoint's
-	// secrets masked, and clipped to 100 bytes, in which case it ends in
-	// "...".
+	// between quotes: escaped as Go quotes it, clipped to 100 bytes, in
+	// which case it ends in "...", and with every endpoint's secrets masked
+	// in the final text, also as a log handler would quote it (a secret
+	// that the dots complete takes them into its "[redacted]").
 	Message string
 
 	secrets *secrets // as in ProbeError

@@ -54,19 +54,13 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 var errProbeTimeout = errors.New("probe timeout")
 
 // outOfCheckTime is the cause of the deadline that ends a Check's probes a
-// margin before the Check's own (see withinCheckTime), and the error of
-// each probe it ends. After is how long the probes had.
+// margin before the Check's own (see withinCheckTime): sendError finds it
+// to say so. after is how long the probes had.
 type outOfCheckTime struct{ after time.Duration }
 
-func (e *outOfCheckTime) Error() string { return e.words() + ": " + context.DeadlineExceeded.Error() }
-
-// words say what ended the probe, as its message begins.
-func (e *outOfCheckTime) words() string {
+func (e *outOfCheckTime) Error() string {
 	return fmt.Sprintf("ran out of the Check's time after %v", e.after)
 }
-
-// Unwrap makes the probe a timeout, as one that ran out of ProbeTimeout is.
-func (e *outOfCheckTime) Unwrap() error { return context.DeadlineExceeded }
 
 // confirmChain returns nil when the provider reports Config.ChainID as its
 // chain ID, and otherwise says why not. It sends the request and judges the
@@ -206,7 +200,7 @@ func statesLength(resp *http.Response) bool {
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {
-		return prefix(late.words(), context.DeadlineExceeded, m.secrets)
+		return prefix(late.Error(), context.DeadlineExceeded, m.secrets)
 	}
 	if cause == errProbeTimeout {
 		return prefix(fmt.Sprintf("timed out after %v", m.probeTimeout), context.DeadlineExceeded, m.secrets)

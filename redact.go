@@ -71,7 +71,7 @@ func standIns(err error) []error {
 			errno = errnoOf(e)
 		}
 		if ne == nil {
-			ne = netErrorOf(e)
+			ne, _ = asItself[net.Error](e)
 		}
 		switch u := e.(type) {
 		case interface{ Unwrap() error }:
@@ -113,17 +113,18 @@ func matches(e, target error) bool {
 	return ok && is.Is(target)
 }
 
-// netErrorOf returns e as a net.Error, as errors.As would find it in e
-// itself, or nil.
-func netErrorOf(e error) net.Error {
-	if ne, ok := e.(net.Error); ok {
-		return ne
+// asItself returns e as a T, as errors.As would find it in e itself, not
+// in its chain: e is a T, or says so through an As method.
+func asItself[T any](e error) (T, bool) {
+	if t, ok := e.(T); ok {
+		return t, true
 	}
-	var ne net.Error
-	if as, ok := e.(interface{ As(any) bool }); ok && as.As(&ne) {
-		return ne
+	var t T
+	if as, ok := e.(interface{ As(any) bool }); ok && as.As(&t) {
+		return t, true
 	}
-	return nil
+	var zero T
+	return zero, false
 }
 
 // netError stands in for a net.Error from a transport error's chain,

@@ -1,12 +1,14 @@
 package blocklag
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -640,6 +642,8 @@ func TestStandInsKeepStandardErrors(t *testing.T) {
 			is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
 		{name: "a net.Error that timed out", err: fakeNetError{timeout: true}, netError: true, timeout: true, reason: ReasonTimeout},
 		{name: "a net.Error that did not time out", err: fakeNetError{}, netError: true, reason: ReasonTransport},
+		{name: "a net.Error that an As method gives", err: asOnly{fakeNetError{timeout: true}}, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "a syscall.Errno that an As method gives", err: asOnly{syscall.ECONNRESET}, is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is kept by a stand-in", func(t *testing.T) {
@@ -678,6 +682,26 @@ type fakeNetError struct{ timeout bool }
 func (e fakeNetError) Error() string   { return "i/o on http://rpc.example/v3/pathSECRET" }
 func (e fakeNetError) Timeout() bool   { return e.timeout }
 func (e fakeNetError) Temporary() bool { return false }
+
+// asOnly is a Base's error that is neither a net.Error nor an Errno itself
+// but says, through its As method, that it is its inner one.
+type asOnly struct{ inner error }
+
+func (e asOnly) Error() string { return "wrapped on http://rpc.example/v3/pathSECRET" }
+
+func (e asOnly) As(target any) bool {
+	switch t := target.(type) {
+	case *net.Error:
+		ne, ok := e.inner.(net.Error)
+		*t = ne
+		return ok
+	case *syscall.Errno:
+		errno, ok := e.inner.(syscall.Errno)
+		*t = errno
+		return ok
+	}
+	return false
+}
 
 // A real dial to a loopback port where nothing listens is refused: the
 // ProbeError names the endpoint and says so, in its message and to
@@ -801,6 +825,29 @@ func TestClipCannotCompleteASecret(t *testing.T) {
 			}
 			assertNoneShows(t, err, m.Status(), key)
 		})
+	}
+}
+
+// The RPCError's Message, logged on its own, is quoted by the log's
+// handler: JSON writes '&' as \u0026, which may complete a key that begins
+// "u0026". So Message is masked as a log would quote it, as messages are,
+// clipped or not.
+func TestMessageFieldCannotBeCompletedByALogsQuoting(t *testing.T) {
+	const key = "u0026bcdef0123456789"
+	p, good := newProvider(t, 100), newProvider(t, 100)
+	p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32000, "no project &bcdef0123456789")))
+	m := mustNew(t, Config{Endpoints: named("a", p.URL+"/v3/"+key, "good", good.URL)})
+	var re *RPCError
+	if err := check(m); !errors.As(err, &re) {
+		t.Fatalf("Check = %v; want an RPCError", err)
+	}
+	inJSON, _ := json.Marshal(re.Message)
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("rpc", "message", re.Message)
+	for _, text := range []string{re.Message, string(inJSON), logged.String()} {
+		if strings.Contains(text, key) {
+			t.Errorf("%s shows the key", text)
+		}
 	}
 }
 
@@ -1109,14 +1156,8 @@ func FuzzFinalMessageShowsNoSecret(f *testing.F) {
 			// Each message, and its inside as Go and both JSON
 			// encoders quote it: the quotes around it are the log's.
 			msg := e.Error()
-			quoted := strconv.Quote(msg)
-			js, _ := json.Marshal(msg)
-			var plain strings.Builder
-			enc := json.NewEncoder(&plain)
-			enc.SetEscapeHTML(false)
-			enc.Encode(msg)
-			noHTML := strings.TrimSpace(plain.String())
-			texts = append(texts, msg, quoted[1:len(quoted)-1], string(js[1:len(js)-1]), noHTML[1:len(noHTML)-1])
+			goQ, js, noHTML := quotedInsides(msg)
+			texts = append(texts, msg, goQ, js, noHTML)
 		})
 		// The error members of Status's JSON, as encoded; the rest of it
 		// holds words of its own.
@@ -1198,15 +1239,9 @@ func oracleForms(t *testing.T, rawURL string) []string {
 			continue
 		}
 		for _, spelled := range []string{p, lowerHex.ReplaceAllStringFunc(p, strings.ToLower)} {
-			quoted := strconv.Quote(spelled)
-			js, _ := json.Marshal(spelled)
-			var plain strings.Builder
-			enc := json.NewEncoder(&plain)
-			enc.SetEscapeHTML(false)
-			enc.Encode(spelled)
-			noHTML := strings.TrimSpace(plain.String())
+			goQ, inJSON, noHTML := quotedInsides(spelled)
 			var ascii strings.Builder
-			for _, r := range noHTML[1 : len(noHTML)-1] {
+			for _, r := range noHTML {
 				if r < 0x80 {
 					ascii.WriteRune(r)
 					continue
@@ -1215,12 +1250,24 @@ func oracleForms(t *testing.T, rawURL string) []string {
 					fmt.Fprintf(&ascii, `\u%04x`, unit)
 				}
 			}
-			inJSON := string(js[1 : len(js)-1])
-			forms = append(forms, spelled, quoted[1:len(quoted)-1], inJSON, noHTML[1:len(noHTML)-1],
+			forms = append(forms, spelled, goQ, inJSON, noHTML,
 				strings.ReplaceAll(inJSON, "/", `\/`), ascii.String())
 		}
 	}
 	return forms
+}
+
+// quotedInsides is text as strconv.Quote, json.Marshal and a JSON encoder
+// that leaves '&', '<' and '>' alone write it, each without its quotes.
+func quotedInsides(text string) (goQuoted, inJSON, noHTML string) {
+	q := strconv.Quote(text)
+	js, _ := json.Marshal(text) // a string always marshals
+	var plain strings.Builder
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	enc.Encode(text)
+	nh := strings.TrimSpace(plain.String())
+	return q[1 : len(q)-1], string(js[1 : len(js)-1]), nh[1 : len(nh)-1]
 }
 
 // visibleAt returns where text shows form with no "[redacted]" overlapping
