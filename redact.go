@@ -407,6 +407,9 @@ func (s *secrets) shown(text string) string {
 		return text
 	}
 	text = s.mask(text)
+	if quotingKeeps(text) {
+		return text // every quoted form is text itself, masked already
+	}
 	previous := text // what the last round masked: a quoted form that is
 	// the same (Go's and JSON's without HTML escapes agree on every
 	// printable text) has nothing more to show
@@ -434,6 +437,16 @@ func (s *secrets) shown(text string) string {
 		text = unquoted
 	}
 	return text
+}
+
+// quotingKeeps reports whether each quoting that shown considers writes
+// text as it stands: Go's escapes only what strconv.IsPrint rejects, an
+// invalid byte, the quote and the backslash, and JSON's (with or without
+// HTML escapes) only the controls, U+2028 and U+2029, an invalid byte, the
+// quote, the backslash and '&', '<' and '>'. Most texts from providers
+// pass, so that showing them costs one pass of mask.
+func quotingKeeps(text string) bool {
+	return !strings.ContainsAny(text, `"\<>&`) && showable(text)
 }
 
 // goQuoted is text as strconv.Quote writes it, without the quotes.

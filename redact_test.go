@@ -1290,3 +1290,22 @@ func visibleAt(text, form string) int {
 		}
 	}
 }
+
+// quotingKeeps lets shown skip quoting a text only when every quoting it
+// would try leaves the text as it is; checked here against the quoting
+// functions themselves.
+func TestQuotingKeepsOnlyTextsThatQuotingLeavesAlone(t *testing.T) {
+	for _, text := range []string{
+		"daily request count exceeded", "café ünïcode 日本", "[redacted] key", "",
+		`say "hi"`, `back\slash`, "a & b", "<b>", "tab\there", "line\nfeed", "bell\a",
+		"sep\u2028arator", "para\u2029graph", "bidi\u202e", "nul\x00", "del\x7f", "bad\xffbyte", "c1\u0085",
+	} {
+		same := goQuoted(text) == text && jsonQuoted(text, true) == text && jsonQuoted(text, false) == text
+		if quotingKeeps(text) && !same {
+			t.Errorf("quotingKeeps(%q) = true, but quoting changes it", text)
+		}
+		if !quotingKeeps(text) && same {
+			t.Errorf("quotingKeeps(%q) = false, though quoting leaves it alone", text)
+		}
+	}
+}
