@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
@@ -108,14 +107,9 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, nodes := newMonitor(t, 2)
-			for _, answers := range tt.checks {
-				checkWith(t, m, nodes, answers)
-			}
+			m, _ := checkedMonitor(t, 2, tt.checks)
 			c := blocklagprom.NewCollector(m)
-			reg := prometheus.NewPedanticRegistry()
-			reg.MustRegister(c)
-			got := gauges(t, reg)
+			got := gauges(t, registry(c))
 
 			st := m.Status()
 			want := maps.Clone(tt.want)
@@ -140,9 +134,7 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 			if !maps.Equal(got, want) {
 				t.Errorf("gathered\n%v\nwant\n%v", got, want)
 			}
-			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
-				t.Errorf("lint: %v %v", problems, err)
-			}
+			assertLintClean(t, c)
 		})
 	}
 }
@@ -152,9 +144,7 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 func TestCollectorOfANilOrZeroMonitorExportsNothing(t *testing.T) {
 	for name, m := range map[string]*blocklag.Monitor{"nil": nil, "zero": {}} {
 		t.Run(name, func(t *testing.T) {
-			reg := prometheus.NewPedanticRegistry()
-			reg.MustRegister(blocklagprom.NewCollector(m))
-			if families, err := reg.Gather(); err != nil || len(families) > 0 {
+			if families, err := registry(blocklagprom.NewCollector(m)).Gather(); err != nil || len(families) > 0 {
 				t.Errorf("gathered %v, error %v; want nothing", families, err)
 			}
 		})
@@ -194,8 +184,7 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 // no more checks have published than have run.
 func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 	m, nodes := newMonitor(t, 2)
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(blocklagprom.NewCollector(m))
+	reg := registry(blocklagprom.NewCollector(m))
 
 	done := make(chan struct{})
 	go func() {
@@ -271,19 +260,12 @@ func TestCountersCountEveryProbeOfEveryCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, nodes := newMonitor(t, 2)
-			for _, answers := range tt.checks {
-				checkWith(t, m, nodes, answers)
-			}
+			m, _ := checkedMonitor(t, 2, tt.checks)
 			c := blocklagprom.NewCollector(m)
-			reg := prometheus.NewPedanticRegistry()
-			reg.MustRegister(c)
-			if got := counters(t, reg); !maps.Equal(got, tt.want) {
+			if got := counters(t, registry(c)); !maps.Equal(got, tt.want) {
 				t.Errorf("gathered\n%v\nwant\n%v", got, tt.want)
 			}
-			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
-				t.Errorf("lint: %v %v", problems, err)
-			}
+			assertLintClean(t, c)
 		})
 	}
 }
@@ -305,12 +287,8 @@ func TestAnAllFailingCheckClimbsTheCountersAndKeepsTheGauges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, nodes := newMonitor(t, 2)
-			for _, answers := range tt.before {
-				checkWith(t, m, nodes, answers)
-			}
-			reg := prometheus.NewPedanticRegistry()
-			reg.MustRegister(blocklagprom.NewCollector(m))
+			m, nodes := checkedMonitor(t, 2, tt.before)
+			reg := registry(blocklagprom.NewCollector(m))
 			kept := gauges(t, reg)
 
 			for range 2 {

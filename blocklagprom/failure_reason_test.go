@@ -189,18 +189,12 @@ blocklag_provider_lag_blocks{provider="b"} 10
 			for _, answers := range tt.checks {
 				providers = max(providers, len(answers))
 			}
-			m, nodes := newMonitor(t, providers)
-			for _, answers := range tt.checks {
-				checkWith(t, m, nodes, answers)
-			}
-
+			m, _ := checkedMonitor(t, providers, tt.checks)
 			c := blocklagprom.NewCollector(m)
 			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want), untimed...); err != nil {
 				t.Error(err)
 			}
-			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
-				t.Errorf("lint: %v %v", problems, err)
-			}
+			assertLintClean(t, c)
 		})
 	}
 }

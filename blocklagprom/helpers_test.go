@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
@@ -114,6 +117,34 @@ func checkWith(t *testing.T, m *blocklag.Monitor, nodes []*node, answers []answe
 	}
 	if err := m.Check(context.Background()); err != nil {
 		t.Log(err)
+	}
+}
+
+// checkedMonitor is newMonitor(t, n) after one Check per entry of checks,
+// in which the nodes give those answers.
+func checkedMonitor(t *testing.T, n int, checks [][]answer) (*blocklag.Monitor, []*node) {
+	t.Helper()
+	m, nodes := newMonitor(t, n)
+	for _, answers := range checks {
+		checkWith(t, m, nodes, answers)
+	}
+	return m, nodes
+}
+
+// registry is a pedantic registry holding c, which checks each Collect
+// against Describe.
+func registry(c prometheus.Collector) *prometheus.Registry {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	return reg
+}
+
+// assertLintClean fails t when testutil.CollectAndLint finds a problem in
+// what c collects.
+func assertLintClean(t *testing.T, c prometheus.Collector) {
+	t.Helper()
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
 	}
 }
 
