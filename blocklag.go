@@ -129,7 +129,7 @@ func New(cfg Config) (*Monitor, error) {
 		turn:      make(chan struct{}, 1),
 		confirmed: make([]bool, len(eps)),
 		now:       time.Now,
-		counts:    counts{endpoints: make([]endpointCounts, len(eps))},
+		counts:    counts{failures: make([][len(reasons)]atomic.Uint64, len(eps))},
 	}
 	m.current.Store(failOpen(eps, cfg.MaxLag))
 	return m, nil
@@ -210,7 +210,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		return err
 	}
 
-	m.counts.started()
+	m.counts.checks.Add(1)
 	outcomes := m.probeAll(ctx)
 	checked := m.now()
 	// Each failure becomes one *ProbeError, which both the snapshot's

@@ -48,6 +48,8 @@ func readRequest(t testing.TB, r *http.Request) string {
 		t.Errorf("method %s, want POST", r.Method)
 	case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
 		t.Errorf("headers %v lack the JSON content type or accept", r.Header)
+	case r.Header.Get("User-Agent") != "failnext-blocklag":
+		t.Errorf("User-Agent %q, want failnext-blocklag, the name a test binary knows no version for", r.Header.Get("User-Agent"))
 	case r.Header.Get("Accept-Encoding") != "identity":
 		t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent", r.Header.Get("Accept-Encoding"))
 	case string(b) == heightRequest:

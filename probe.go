@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,21 @@ const blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","
 // chainIDRequest asks a provider which chain it serves. Like the height
 // probe, it always carries id 1.
 const chainIDRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+
+// userAgent names blocklag to providers, so that their dashboards tell its
+// probes from the application's reads: "failnext-blocklag", then "/" and
+// the module's version when the build records one.
+var userAgent = func() string {
+	const module = "github.com/yermakovsa/failnext-blocklag"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range append(info.Deps, &info.Main) {
+			if m.Path == module && strings.HasPrefix(m.Version, "v") {
+				return "failnext-blocklag/" + m.Version
+			}
+		}
+	}
+	return "failnext-blocklag"
+}()
 
 // probe asks one provider for its height and, when askChain is set, for
 // its chain ID at the same time, both under one ProbeTimeout. A chain ID
@@ -98,6 +114,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	// maxBody would count decoded bytes: a few bytes of deflate can stand
 	// for megabytes, or for an endless stream that yields nothing.
 	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("User-Agent", userAgent)
 	resp, err := m.client.Do(req)
 	if err != nil {
 		return 0, m.sendError(ctx, "", err)

@@ -1,6 +1,8 @@
 package blocklag
 
 import (
+	"encoding/json"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/yermakovsa/failnext"
@@ -11,9 +13,10 @@ import (
 // that publish nothing, such as those in which every provider rejects its
 // key.
 type Stats struct {
-	// Checks counts the Checks that sent probes. A Check that gave up
-	// waiting for its turn, or whose context was done before it could
-	// start, sent none and is not counted.
+	// Checks counts the Checks that sent probes. Each of them probes every
+	// endpoint once, so it is also each endpoint's number of probes. A
+	// Check that gave up waiting for its turn, or whose context was done
+	// before it could start, sent none and is not counted.
 	Checks uint64
 
 	// Published counts those of them that published a snapshot.
@@ -28,22 +31,17 @@ type EndpointStats struct {
 	// ID is the endpoint's configured ID.
 	ID failnext.EndpointID
 
-	// Probes counts the probes sent to the endpoint, one per counted
-	// Check: a height request and the chain ID request beside it are one
-	// probe.
-	Probes uint64
-
 	// Failures counts the endpoint's failed probes by [ProbeError.Reason],
 	// in every counted Check, those that were abandoned included (a probe
 	// that the cancellation itself cut short may or may not be counted).
-	// It holds only the reasons that occurred.
+	// It holds every Reason, from 0, so that it also lists them.
 	Failures map[Reason]uint64
 }
 
 // Stats returns the counts so far, as a copy the caller may keep. It never
 // waits for a running Check and is safe for concurrent use. Every count
 // only grows, and within one Stats, Published is at most Checks and an
-// endpoint's failures add up to at most its Probes; a Check that runs
+// endpoint's failures add up to at most Checks; a Check that runs
 // meanwhile may be counted in part. A nil or zero Monitor returns the zero
 // Stats.
 func (m *Monitor) Stats() Stats {
@@ -51,22 +49,57 @@ func (m *Monitor) Stats() Stats {
 		return Stats{}
 	}
 	c := &m.counts
-	// Each pair is read in the opposite order to the one Check adds to it
-	// in, so that the later count never runs ahead of the earlier one.
-	st := Stats{Published: c.published.Load()}
-	st.Checks = c.checks.Load()
-	st.Endpoints = make([]EndpointStats, len(m.endpoints))
+	// Published before Checks, and failures before Checks, the opposite
+	// of the order in which a Check adds to them, so that no count runs
+	// ahead of Checks.
+	st := Stats{Published: c.published.Load(), Endpoints: make([]EndpointStats, len(m.endpoints))}
 	for i := range m.endpoints {
-		ec := &c.endpoints[i]
-		failures := map[Reason]uint64{}
-		for k := range ec.failures {
-			if n := ec.failures[k].Load(); n > 0 {
-				failures[reasons[k]] = n
+		failures := make(map[Reason]uint64, len(reasons))
+		for k, r := range reasons {
+			failures[r] = c.failures[i][k].Load()
+		}
+		st.Endpoints[i] = EndpointStats{ID: m.endpoints[i].id, Failures: failures}
+	}
+	st.Checks = c.checks.Load()
+	return st
+}
+
+// MarshalJSON gives the members checks, published and endpoints, each
+// endpoint with id and failures:
+//
+//	{"checks":12,"published":11,"endpoints":[{"id":"primary","failures":{"bad_answer":0,...}}]}
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type endpoint struct {
+		ID       failnext.EndpointID `json:"id"`
+		Failures map[Reason]uint64   `json:"failures"`
+	}
+	out := struct {
+		Checks    uint64     `json:"checks"`
+		Published uint64     `json:"published"`
+		Endpoints []endpoint `json:"endpoints"`
+	}{Checks: s.Checks, Published: s.Published, Endpoints: make([]endpoint, len(s.Endpoints))}
+	for i, e := range s.Endpoints {
+		out.Endpoints[i] = endpoint(e)
+	}
+	return json.Marshal(out)
+}
+
+// LogValue makes a Stats log through log/slog as a group with checks,
+// published and a group endpoints holding one group per endpoint, keyed by
+// its ID as in [Status.LogValue], each with a group failures by reason.
+func (s Stats) LogValue() slog.Value {
+	eps := make([]slog.Attr, len(s.Endpoints))
+	for i, e := range s.Endpoints {
+		failures := make([]slog.Attr, 0, len(e.Failures))
+		for _, r := range reasons {
+			if n, ok := e.Failures[r]; ok {
+				failures = append(failures, slog.Uint64(string(r), n))
 			}
 		}
-		st.Endpoints[i] = EndpointStats{ID: m.endpoints[i].id, Probes: ec.probes.Load(), Failures: failures}
+		eps[i] = slog.Attr{Key: string(e.ID), Value: slog.GroupValue(slog.Attr{Key: "failures", Value: slog.GroupValue(failures...)})}
 	}
-	return st
+	return slog.GroupValue(slog.Uint64("checks", s.Checks), slog.Uint64("published", s.Published),
+		slog.Attr{Key: "endpoints", Value: slog.GroupValue(eps...)})
 }
 
 // counts is what Stats reads. Only the Check holding the turn adds to it,
@@ -76,27 +109,14 @@ func (m *Monitor) Stats() Stats {
 type counts struct {
 	checks    atomic.Uint64
 	published atomic.Uint64
-	endpoints []endpointCounts // in configured order; the slice is set by New
-}
-
-type endpointCounts struct {
-	probes   atomic.Uint64
-	failures [len(reasons)]atomic.Uint64 // indexed as reasons lists them
-}
-
-// started counts a Check that is about to send one probe per endpoint.
-func (c *counts) started() {
-	c.checks.Add(1)
-	for i := range c.endpoints {
-		c.endpoints[i].probes.Add(1)
-	}
+	failures  [][len(reasons)]atomic.Uint64 // per endpoint, indexed as reasons lists them; the slice is set by New
 }
 
 // failed counts a failed probe of endpoint i.
 func (c *counts) failed(i int, r Reason) {
 	for k, known := range reasons {
 		if known == r {
-			c.endpoints[i].failures[k].Add(1)
+			c.failures[i][k].Add(1)
 			return
 		}
 	}

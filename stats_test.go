@@ -2,6 +2,7 @@ package blocklag
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -57,6 +58,16 @@ func failingEverywhichWay(t *testing.T) *Monitor {
 	return mustNew(t, Config{Endpoints: eps, ChainID: 1, Base: base})
 }
 
+// counted is a Failures map as Stats gives it: every Reason, 0 unless n
+// says otherwise.
+func counted(n map[Reason]uint64) map[Reason]uint64 {
+	all := map[Reason]uint64{}
+	for _, r := range everyReason {
+		all[r] = n[r]
+	}
+	return all
+}
+
 func TestStatsCountEachFailureUnderItsReason(t *testing.T) {
 	m := failingEverywhichWay(t)
 	for range 2 {
@@ -68,9 +79,9 @@ func TestStatsCountEachFailureUnderItsReason(t *testing.T) {
 	if st.Checks != 2 || st.Published != 2 {
 		t.Errorf("Checks %d, Published %d; want 2 and 2", st.Checks, st.Published)
 	}
-	want := []EndpointStats{{ID: "fine", Probes: 2, Failures: map[Reason]uint64{}}}
+	want := []EndpointStats{{ID: "fine", Failures: counted(nil)}}
 	for _, r := range everyReason {
-		want = append(want, EndpointStats{ID: failnext.EndpointID(r), Probes: 2, Failures: map[Reason]uint64{r: 2}})
+		want = append(want, EndpointStats{ID: failnext.EndpointID(r), Failures: counted(map[Reason]uint64{r: 2})})
 	}
 	if !reflect.DeepEqual(st.Endpoints, want) {
 		t.Errorf("Endpoints =\n%+v\nwant\n%+v", st.Endpoints, want)
@@ -86,8 +97,8 @@ func TestStatsCountEveryCheckThatSentProbes(t *testing.T) {
 	wantStats := func(t *testing.T, checks, published, goodFailures uint64) {
 		t.Helper()
 		want := Stats{Checks: checks, Published: published, Endpoints: []EndpointStats{
-			{ID: "good", Probes: checks, Failures: map[Reason]uint64{}},
-			{ID: "rejecting", Probes: checks, Failures: map[Reason]uint64{}},
+			{ID: "good", Failures: counted(nil)},
+			{ID: "rejecting", Failures: counted(nil)},
 		}}
 		if checks > 0 {
 			want.Endpoints[1].Failures[ReasonUnauthorized] = checks
@@ -145,8 +156,8 @@ func TestAbandonedCheckCountsItsFailuresAsUnpublished(t *testing.T) {
 		t.Fatalf("Check = %v, want it abandoned", err)
 	}
 	want := Stats{Checks: 1, Endpoints: []EndpointStats{
-		{ID: "rejecting", Probes: 1, Failures: map[Reason]uint64{ReasonUnauthorized: 1}},
-		{ID: "slow", Probes: 1, Failures: map[Reason]uint64{}},
+		{ID: "rejecting", Failures: counted(map[Reason]uint64{ReasonUnauthorized: 1})},
+		{ID: "slow", Failures: counted(nil)},
 	}}
 	if got := m.Stats(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
@@ -174,7 +185,7 @@ func TestStatsIsACopyThatNeverWaitsForACheck(t *testing.T) {
 	got := m.Stats()
 	got.Endpoints[0].Failures[ReasonTimeout] = 9
 	got.Endpoints[0].ID = "changed"
-	if again := m.Stats(); again.Endpoints[0].ID != "p" || len(again.Endpoints[0].Failures) != 0 {
+	if again := m.Stats(); again.Endpoints[0].ID != "p" || !reflect.DeepEqual(again.Endpoints[0].Failures, counted(nil)) {
 		t.Errorf("after changing a returned Stats, Stats = %+v", again)
 	}
 
@@ -189,7 +200,7 @@ func TestStatsIsACopyThatNeverWaitsForACheck(t *testing.T) {
 	<-entered
 	// The Check holds its turn until release is closed, so a Stats that
 	// waited for it would never return.
-	if st := m.Stats(); st.Checks != 2 || st.Published != 1 || st.Endpoints[0].Probes != 2 {
+	if st := m.Stats(); st.Checks != 2 || st.Published != 1 {
 		t.Errorf("Stats during the second Check = %+v, want it counted as sent and not yet published", st)
 	}
 	close(release)
@@ -198,5 +209,16 @@ func TestStatsIsACopyThatNeverWaitsForACheck(t *testing.T) {
 	}
 	if st := m.Stats(); st.Published != 2 {
 		t.Errorf("Published %d after the second Check, want 2", st.Published)
+	}
+}
+
+func TestStatsMarshalsWithTheNamesStatusUses(t *testing.T) {
+	st := Stats{Checks: 3, Published: 2, Endpoints: []EndpointStats{{ID: "a", Failures: map[Reason]uint64{ReasonTimeout: 1}}}}
+	b, err := json.Marshal(st)
+	if want := `{"checks":3,"published":2,"endpoints":[{"id":"a","failures":{"timeout":1}}]}`; err != nil || string(b) != want {
+		t.Errorf("json.Marshal = %s, %v; want %s", b, err, want)
+	}
+	if got, want := logged(st, textHandler), "level=INFO msg=check status.checks=3 status.published=2 status.endpoints.a.failures.timeout=1\n"; got != want {
+		t.Errorf("slog text = %q, want %q", got, want)
 	}
 }

@@ -435,7 +435,7 @@ func TestEndpointStatusMarshalsAloneAsInsideItsStatus(t *testing.T) {
 
 // logged is what one handler writes for slog.Info("check", "status", st),
 // without the record's time.
-func logged(st Status, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
+func logged(st slog.LogValuer, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
 	var buf strings.Builder
 	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 		if len(groups) == 0 && a.Key == slog.TimeKey {
