@@ -45,11 +45,11 @@ var judgeCases = []struct {
 	{name: "refuses a byte order mark before the object", body: "\ufeff" + valid, want: "not a JSON object"},
 
 	{name: "refuses a missing jsonrpc member", body: `{"id":1,"result":"0x64"}`, want: "jsonrpc member is missing"},
-	{name: "refuses jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":1,"result":"0x64"}`, want: `jsonrpc member is "\"1.0\""`},
+	{name: "refuses jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":1,"result":"0x64"}`, want: `jsonrpc member is "'1.0'"`},
 	{name: "refuses jsonrpc as a number", body: `{"jsonrpc":2.0,"id":1,"result":"0x64"}`, want: `jsonrpc member is "2.0"`},
 	{name: "refuses member names in another case", body: `{"JSONRPC":"2.0","ID":1,"Result":"0x64"}`, want: "jsonrpc member is missing"},
 
-	{name: "refuses id the string \"1\"", body: `{"jsonrpc":"2.0","id":"1","result":"0x64"}`, want: `answer id is "\"1\""`},
+	{name: "refuses id the string \"1\"", body: `{"jsonrpc":"2.0","id":"1","result":"0x64"}`, want: `answer id is "'1'"`},
 	{name: "refuses id the number 2", body: `{"jsonrpc":"2.0","id":2,"result":"0x64"}`, want: `answer id is "2"`},
 	{name: "refuses id the number 1.0", body: `{"jsonrpc":"2.0","id":1.0,"result":"0x64"}`, want: `answer id is "1.0"`},
 	{name: "refuses id the number 1e0", body: `{"jsonrpc":"2.0","id":1e0,"result":"0x64"}`, want: `answer id is "1e0"`},
@@ -59,8 +59,8 @@ var judgeCases = []struct {
 
 	{name: "refuses an RPC error", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, want: `RPC error -32005: "limit exceeded"`},
 	{name: "refuses an RPC error together with a result", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","error":{"code":-32000,"message":"header not found"}}`, want: `RPC error -32000: "header not found"`},
-	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error "\"nope\""`},
-	{name: "refuses an error member whose code is not a number", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, want: `RPC error "{\"code\":\"x\"}"`},
+	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error "'nope'"`},
+	{name: "refuses an error member whose code is not a number", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, want: `RPC error "{'code':'x'}"`},
 	{name: "refuses an RPC error whose message holds control characters", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"a\u001b[2Jb\r\nforged"}}`, want: "RPC error -1: "},
 
 	{name: "refuses a missing result", body: `{"jsonrpc":"2.0","id":1}`, want: "no result"},
@@ -81,20 +81,19 @@ var judgeCases = []struct {
 func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
 	for _, tt := range judgeCases {
 		t.Run(tt.name, func(t *testing.T) {
-			height, refused := judge([]byte(tt.body))
+			height, resolved := judge([]byte(tt.body), nil)
 			if tt.want == "" {
-				if refused != nil || height != tt.height {
-					t.Fatalf("judge = %d, %v; want %d accepted", height, refused, tt.height)
+				if resolved != nil || height != tt.height {
+					t.Fatalf("judge = %d, %v; want %d accepted", height, resolved, tt.height)
 				}
 				return
 			}
-			if refused == nil {
+			if resolved == nil {
 				t.Fatalf("judge accepted %d; want an error saying %q", height, tt.want)
 			}
 			// A JSON-RPC error object is the provider's own answer; any
 			// other refusal is an answer that breaks the rules, which code
 			// sees as ErrBadAnswer and its Reason.
-			resolved := refused.resolve(nil)
 			if !strings.Contains(resolved.Error(), tt.want) {
 				t.Fatalf("judge's error is %v; want it to say %q", resolved, tt.want)
 			}
@@ -168,8 +167,8 @@ func TestCompactShortcutRecognisesOnlyTheCompactForm(t *testing.T) {
 func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n")
 	allocs := testing.AllocsPerRun(100, func() {
-		if height, refused := judge(body); refused != nil || height != 0x1521a3f {
-			t.Fatalf("judge = %d, %v", height, refused)
+		if height, err := judge(body, nil); err != nil || height != 0x1521a3f {
+			t.Fatalf("judge = %d, %v", height, err)
 		}
 	})
 	if allocs != 0 {

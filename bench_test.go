@@ -175,7 +175,7 @@ func benchJudge(b *testing.B, answer string) {
 	body := []byte(answer)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := judge(body); err != nil {
+		if _, err := judge(body, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -468,7 +468,7 @@ func BenchmarkMask(b *testing.B) {
 				key := uint64(i+1) * 0x9e3779b97f4a7c15
 				urls[i] = fmt.Sprintf("https://rpc.example/v3/%016x?apikey=%x", key, ^key)
 			}
-			s := newSecrets(urls...)
+			s := newSecrets(urls)
 			text := fmt.Sprintf("Post %q: dial tcp 192.0.2.1:443: connect: connection refused", urls[n/2])
 			b.ReportAllocs()
 			for b.Loop() {
@@ -491,7 +491,7 @@ func BenchmarkTransportText(b *testing.B) {
 		key := uint64(i+1) * 0x9e3779b97f4a7c15
 		urls[i] = fmt.Sprintf("https://rpc.example/v3/%016x%016x?apikey=%x", key, ^key, key>>8)
 	}
-	s := newSecrets(urls...)
+	s := newSecrets(urls)
 	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", urls[3])
 	for _, tt := range []struct {
 		name string

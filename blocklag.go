@@ -51,7 +51,7 @@ type Monitor struct {
 	quorum       int
 	probeTimeout time.Duration
 	chainID      uint64
-	client       *http.Client
+	base         http.RoundTripper // Config.Base, or http.DefaultTransport
 	secrets      *secrets // every endpoint's, masked in every endpoint's messages
 
 	// turn holds one token while a Check runs. It is a channel rather than a
@@ -105,31 +105,25 @@ func New(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := cfg.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	urls := make([]string, len(eps))
 	for i, ep := range eps {
 		urls[i] = ep.url
 	}
 	m := &Monitor{
 		endpoints:    eps,
-		secrets:      newSecrets(urls...),
+		secrets:      newSecrets(urls),
 		maxLag:       cfg.MaxLag,
 		quorum:       cfg.Quorum,
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
-		client: &http.Client{
-			Transport: hideBadLocation{base},
-			// A provider that redirects fails its probe: return the
-			// 3xx answer itself instead of following it.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		base:         cfg.Base,
 		turn:      make(chan struct{}, 1),
 		confirmed: make([]bool, len(eps)),
 		now:       time.Now,
 		counts:    counts{failures: make([][len(reasons)]atomic.Uint64, len(eps))},
+	}
+	if m.base == nil {
+		m.base = http.DefaultTransport
 	}
 	m.current.Store(failOpen(eps, cfg.MaxLag))
 	return m, nil

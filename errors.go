@@ -17,46 +17,26 @@ import (
 // failure that [Monitor.Check] reports is a *ProbeError, gathered in a
 // [*CheckError].
 //
-// Its message names the endpoint's ID and may show the host and port that a
-// dial used, and text from outside: a value the provider sent, a transport
-// error's text (net/http's, a proxy's, a Base's). Outside text is clipped
-// and shown inside Go double quotes, so that none of it can read as the
-// message's own words; no message holds a rune that [strconv.IsPrint]
-// rejects or a byte that is not valid UTF-8: those are escaped, so a
-// message is always one printable line.
+// Its message names the endpoint and says what failed. Text that blocklag
+// did not write (a value or message from the provider, a transport error's
+// text, the ID) is shown only in printable ASCII without '"', '\\', '<',
+// '>' and '&': a '"' shows as '\'', and any other character outside that
+// alphabet, non-ASCII included, as '?'. Every quoting a log applies writes
+// such text as it is, so none of it can break a line, pass for the
+// message's own words, or, once quoted, spell a secret. It stands between
+// double quotes, clipped to 100 bytes (a transport error's to 300) and
+// ending in "..." when cut.
 //
-// No message shows a secret of any configured endpoint's URL (endpoints of
-// one provider share hosts and connections, so one's error may quote
-// another's request). The secrets of a URL are:
-//   - its user name and its password, at any length, and the whole user
-//     information; an empty one has none;
-//   - the base64 of "user:password" that a Basic Authorization header
-//     carries, with and without its padding;
-//   - its path unless it is "/", and its query;
-//   - each path segment and each query value (split at both '&' and ';';
-//     a bare key counts as a value) on its own, when it is at least 8
-//     bytes long as written in the URL. Hosted providers' keys are longer,
-//     while the short parts of their URL formats (v3, eth, mainnet, the 1 of
-//     ?chain=1) are words that a message must be free to show; a short part
-//     is still hidden wherever the whole path or query shows.
-//
-// Each is looked for in every form in which a text may hold it: as written
-// in the URL, escapes and all; percent-decoded; percent-escaped as a path
-// and as a query, with upper- or lower-case hex digits; and each of those
-// as Go quotes it, as encoding/json writes it (escaping '&', '<' and '>' or
-// not, and with '/' escaped too), and as an encoder that writes only ASCII
-// does (\u00e9, as Python's does by default). Every form is found in the
-// text as the message finally shows it, after escaping and after numbers
-// are written, so that neither an escape (\a before "bcdef...") nor a
-// number (an RPC error code equal to a numeric query value) can complete a
-// secret; nor can the quoting of a log handler (slog's, encoding/json's).
-// A found stretch is shown as "[redacted]", widened to whole characters
-// and escapes, so that masking never unescapes a quote.
-//
-// The same holds for every error reachable from a ProbeError by unwrapping,
-// for every field of the types below, and for the text forms of [Status].
-// A field that holds a number (RPCError.Code, ChainIDError.Got) keeps the
-// number.
+// No message shows a secret of any configured endpoint, and neither does
+// any error it unwraps to, any field of the types below, or any text form
+// of [Status]. A URL's secrets are its user name, its password and the
+// base64 of "user:password" that a Basic Authorization header carries; its
+// path unless it is "/" and its query; and each path segment and query
+// value that is at least 8 bytes long and holds a digit, or is at least 20
+// bytes long, as hosted providers' keys are (the words of their URL
+// formats, such as v3 or mainnet, stay readable). Each is found as written,
+// percent-decoded, and percent-escaped again with either case of hex
+// digit, and shown as "[redacted]". A field that holds a number keeps it.
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
@@ -64,7 +44,7 @@ type ProbeError struct {
 	// Err says why. It wraps a [*StatusError], a [*RPCError], a
 	// [*ChainIDError] or [ErrBadAnswer] when the provider answered but not
 	// as required, and for a timeout [context.DeadlineExceeded]. An error
-	// from Config.Base or net/http is never kept itself: its text is read
+	// from Config.Base is never kept itself: its text is read
 	// once, when the probe fails, and Err wraps only stand-ins for the
 	// standard errors it matched (the context errors,
 	// [os.ErrDeadlineExceeded], [io.ErrUnexpectedEOF], [io.EOF], a
@@ -80,13 +60,13 @@ type ProbeError struct {
 }
 
 // Error reads `blocklag: endpoint "ID": ` and then Err's text. In a
-// ProbeError built by hand, any rune of that text that is not safe to show
-// is escaped too. A nil *ProbeError reads "blocklag: nil ProbeError".
+// ProbeError built by hand, Err's text is outside text too. A nil
+// *ProbeError reads "blocklag: nil ProbeError".
 func (e *ProbeError) Error() string {
 	if e == nil {
 		return "blocklag: " + e.line()
 	}
-	return e.secrets.shown("blocklag: " + e.line())
+	return e.secrets.mask("blocklag: " + e.line())
 }
 
 // line is the message without its prefix, unmasked: how a CheckError
@@ -97,9 +77,12 @@ func (e *ProbeError) line() string {
 	}
 	var reason string
 	if e.Err != nil {
-		reason = escape(e.Err.Error())
+		reason = e.Err.Error()
+		if e.secrets == nil { // built by hand, not by Check
+			reason = reduce(reason)
+		}
 	}
-	return "endpoint " + strconv.Quote(string(e.Endpoint)) + ": " + reason
+	return `endpoint "` + reduce(string(e.Endpoint)) + `": ` + reason
 }
 
 // Unwrap returns the reason the probe failed.
@@ -194,7 +177,7 @@ func (e *CheckError) Error() string {
 		}
 		b.WriteString(pe.line())
 	}
-	return e.secrets.shown(b.String())
+	return e.secrets.mask(b.String())
 }
 
 // Unwrap returns the ProbeErrors, so that [errors.Is] and [errors.As] look
@@ -228,8 +211,7 @@ type StatusError struct {
 	// "id" the number 1 or null, and an "error" object whose "code" is an
 	// integer and whose "message", if any, a string) within the limits
 	// every answer keeps: at most 4096 bytes, and as long as its
-	// Content-Length states. Its Message is masked, escaped and clipped
-	// like that of any RPCError. Nil for any other body.
+	// Content-Length states. Nil for any other body.
 	RPC *RPCError
 
 	secrets *secrets // as in ProbeError
@@ -247,7 +229,7 @@ func (e *StatusError) Error() string {
 	if e.RetryAfter > 0 {
 		msg += ", retry after " + e.RetryAfter.String()
 	}
-	return e.secrets.shown(msg)
+	return e.secrets.mask(msg)
 }
 
 // Unwrap returns RPC when it is set, and nil otherwise, so that
@@ -265,20 +247,17 @@ type RPCError struct {
 	// Code is the error's code.
 	Code int
 
-	// Message is the provider's message as the ProbeError's text shows it
-	// between quotes: escaped as Go quotes it, clipped to 100 bytes, in
-	// which case it ends in "...", and with every endpoint's secrets masked
-	// in the final text, also as a log handler would quote it (a secret
-	// that the dots complete takes them into its "[redacted]").
+	// Message is the provider's message exactly as the ProbeError's text
+	// shows it between quotes: reduced, masked and clipped.
 	Message string
 
 	secrets *secrets // as in ProbeError
 }
 
-// Error reads `RPC error -32005: "limit exceeded"`. Message is already
-// escaped; only in an RPCError built by hand is anything escaped again.
+// Error reads `RPC error -32005: "limit exceeded"`. Message is shown as
+// outside text; that changes nothing of a Message that a probe set.
 func (e *RPCError) Error() string {
-	return e.secrets.shown("RPC error " + strconv.Itoa(e.Code) + `: "` + escape(e.Message) + `"`)
+	return e.secrets.mask("RPC error " + strconv.Itoa(e.Code) + `: "` + reduce(e.Message) + `"`)
 }
 
 // ErrorCode returns Code, so that go-ethereum's rpc.Error interface finds
@@ -295,7 +274,7 @@ type ChainIDError struct {
 
 // Error reads "chain ID 11155111 (0xaa36a7), want 1".
 func (e *ChainIDError) Error() string {
-	return e.secrets.shown(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
+	return e.secrets.mask(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
 }
 
 // ErrBadAnswer is matched, through [errors.Is], by every failure of an

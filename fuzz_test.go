@@ -67,7 +67,7 @@ func FuzzJudge(f *testing.F) {
 		f.Add([]byte(c.body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		height, err := judged(body)
+		height, err := judge(body, nil)
 		want, ok := acceptedIndependently(body)
 		if err != nil {
 			msg := (&ProbeError{Endpoint: "p", Err: err}).Error()
@@ -102,13 +102,13 @@ func FuzzCompactHeight(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if height, ok := compactHeight(body); ok {
-			if strict, err := judgeStrictly(body); err != nil || strict != height {
+			if strict, err := judgeStrictly(body, nil); err != nil || strict != height {
 				t.Fatalf("the shortcut reads %d; the full parser says %d, %v", height, strict, err)
 			}
 		}
-		strict, strictErr := judgeStrictly(body)
-		height, err := judge(body)
-		if height != strict || (err == nil) != (strictErr == nil) || (err != nil && err.resolve(nil).Error() != strictErr.resolve(nil).Error()) {
+		strict, strictErr := judgeStrictly(body, nil)
+		height, err := judge(body, nil)
+		if height != strict || (err == nil) != (strictErr == nil) || (err != nil && err.Error() != strictErr.Error()) {
 			t.Fatalf("judge says %d, %v; the full parser says %d, %v", height, err, strict, strictErr)
 		}
 	})

@@ -355,7 +355,7 @@ func hasControl(s string) bool {
 // which survives percent-escaping and Go quoting, so that assertShowsNone
 // finds it in any form.
 func withSecrets(rawURL string) string {
-	return strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1) + "/v3/pathSECRET?apikey=querySECRET"
+	return strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1) + "/v3/path1SECRET?apikey=query1SECRET"
 }
 
 // eachError calls f with err and with every error it wraps, through both
@@ -412,16 +412,6 @@ func assertShowsNone(t *testing.T, err error, forbidden ...string) {
 			}
 		}
 	})
-}
-
-// judged is judge with its refusal resolved as a probe reports it, with
-// no secrets to mask.
-func judged(body []byte) (uint64, error) {
-	height, refused := judge(body)
-	if refused != nil {
-		return 0, refused.resolve(nil)
-	}
-	return height, nil
 }
 
 // shownTexts is every text in which err, Check's error, and st, the Status

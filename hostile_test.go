@@ -32,7 +32,7 @@ type hostileCase struct {
 var hostileCases = []hostileCase{
 	{name: "a 301 redirect (which turns a POST into a GET) to the good provider is not followed", target: serving(redirect(301)), want: "HTTP status 301", chain: true},
 	{name: "a 307 redirect (which keeps the POST) to the good provider is not followed", target: serving(redirect(307)), want: "HTTP status 307"},
-	{name: "TLS to a plain HTTP server", target: plainAsTLS, want: "server gave HTTP response to HTTPS client"},
+	{name: "TLS to a plain HTTP server", target: plainAsTLS, want: "first record does not look like a TLS handshake"},
 	{name: "a connection closed mid-answer", target: serving(hijacked("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\"")), want: "unexpected EOF", chain: true},
 	{name: "a status line of 200 KB with an ESC", target: serving(hijacked("HTTP/1.1 2" + strings.Repeat("0", 200<<10) + "\x1b OK\r\n\r\n")), want: "malformed HTTP status code"},
 	{name: "a header line of 2 MiB of control bytes, which net/http cites in 8 MB of text", target: serving(hijacked("HTTP/1.1 200 OK\r\nX: " + strings.Repeat("\x01", 2<<20) + "\r\n\r\n")), want: "malformed MIME header line"},

@@ -93,14 +93,17 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	return nil
 }
 
-// fetch posts one JSON-RPC request to ep with JSON Content-Type and Accept
-// headers, and returns the quantity its answer carries. It reads at most
-// maxBody+1 bytes of any answer, whatever its status, and always closes the
-// response body. A body of another length than its Content-Length fails a
-// 200 answer; otherwise judge decides on it. Any other status fails the
-// probe as a *StatusError, whatever its body (see statusError). A request
-// cut short by the probe's own deadline, or by the end of the Check's time,
-// fails with an error that says so and wraps context.DeadlineExceeded.
+// fetch posts one JSON-RPC request to ep through Config.Base and returns
+// the quantity its answer carries. It calls the Base's RoundTrip itself,
+// with Basic auth from the URL's userinfo as http.Client would set it, so
+// that nothing is redirected and no error quotes the URL. It reads at most
+// maxBody+1 bytes of any answer, whatever its status, and always closes
+// the response body, at the latest when ctx ends. A body of another length
+// than its Content-Length fails a 200 answer; otherwise judge decides on
+// it. Any other status fails the probe as a *StatusError, whatever its
+// body (see statusError). A request cut short by the probe's own deadline,
+// or by the end of the Check's time, fails with an error that says so and
+// wraps context.DeadlineExceeded.
 func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
 	if err != nil {
@@ -108,18 +111,34 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		// would quote the URL, so it is not passed on.
 		return 0, errors.New("cannot build the request")
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	// Left unset, net/http would ask for gzip and decode it unseen, so that
-	// maxBody would count decoded bytes: a few bytes of deflate can stand
-	// for megabytes, or for an endless stream that yields nothing.
-	req.Header.Set("Accept-Encoding", "identity")
-	req.Header.Set("User-Agent", userAgent)
-	resp, err := m.client.Do(req)
+	req.Header = http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json"},
+		// Left unset, net/http would ask for gzip and decode it unseen, so
+		// that maxBody would count decoded bytes: a few bytes of deflate
+		// can stand for megabytes, or for an endless stream.
+		"Accept-Encoding": {"identity"},
+		"User-Agent":      {userAgent},
+	}
+	if u := req.URL.User; u != nil {
+		if password, _ := u.Password(); u.Username() != "" || password != "" {
+			req.SetBasicAuth(u.Username(), password)
+		}
+	}
+	resp, err := m.base.RoundTrip(req)
 	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
 		return 0, m.sendError(ctx, "", err)
 	}
-	defer resp.Body.Close()
+	if resp == nil {
+		return 0, errors.New("Config.Base returned neither an answer nor an error")
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	defer closeWhenDone(ctx, resp.Body)()
 	body, err := m.readBody(ctx, resp)
 	if resp.StatusCode != http.StatusOK {
 		return 0, m.statusError(resp, body) // readBody's error, if any, left body nil
@@ -127,11 +146,27 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	if err != nil {
 		return 0, err
 	}
-	height, refused := judge(body)
-	if refused != nil {
-		return 0, refused.resolve(m.secrets)
+	return judge(body, m.secrets)
+}
+
+// closeWhenDone closes body once ctx ends, so that reading it ends then
+// too, whatever the body does: net/http hands a 101 Switching Protocols
+// answer over with the raw connection as its body, and stops closing that
+// when the request's context ends. The function it returns closes body
+// and waits for a close that ctx started, so that no goroutine of
+// blocklag's outlives the probe.
+func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		body.Close()
+		close(closed)
+	})
+	return func() {
+		if !stop() {
+			<-closed
+		}
+		body.Close()
 	}
-	return height, nil
 }
 
 // readBody reads at most maxBody+1 bytes of resp's body. When the response
@@ -145,7 +180,7 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 		if n > resp.ContentLength {
 			// Only a custom Base can hand over more than it stated:
 			// http.Transport stops at the length.
-			return nil, &badAnswer{msg: m.secrets.shown(fmt.Sprintf("answer longer than its Content-Length of %d bytes", resp.ContentLength))}
+			return nil, badAnswer(m.secrets, "answer longer than its Content-Length of %d bytes", resp.ContentLength)
 		}
 		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
 	}
@@ -164,9 +199,7 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 // a transport failure.
 func (m *Monitor) statusError(resp *http.Response, body []byte) *StatusError {
 	se := &StatusError{StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, m.now), secrets: m.secrets}
-	if r := errorObject(body); r != nil {
-		se.RPC = r.resolveRPC(m.secrets)
-	}
+	se.RPC = errorObject(body, m.secrets)
 	return se
 }
 
@@ -213,7 +246,7 @@ func statesLength(resp *http.Response) bool {
 // sendError explains why sending a request or reading its answer failed,
 // after the words doing (none when empty): the probe's own timeout, or the
 // end of the Check's time, when that is what ended it, and otherwise
-// transportError's fixed copy of err, with every endpoint's secrets masked.
+// transportError's fixed copy of err.
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {
@@ -233,7 +266,7 @@ func (m *Monitor) sendError(ctx context.Context, doing string, err error) error 
 // is masked whole, once: the words and err's text together may show what
 // neither shows alone.
 func prefix(words string, err error, s *secrets) error {
-	return &prefixed{msg: s.shown(words + ": " + err.Error()), err: err}
+	return &prefixed{msg: s.mask(words + ": " + err.Error()), err: err}
 }
 
 // prefixed is an error that prefix made.
@@ -245,41 +278,3 @@ type prefixed struct {
 func (e *prefixed) Error() string { return e.msg }
 func (e *prefixed) Unwrap() error { return e.err }
 
-// hideBadLocation is the Transport of a Monitor's http.Client, around
-// Config.Base. Going through http.Client keeps what it adds to a bare
-// RoundTrip (Basic auth from the URL's userinfo, its error wrapping, its
-// messages), but the Client parses the Location of a redirect before it
-// asks CheckRedirect whether to follow it, and fails the request when it
-// cannot. A probe follows no redirect, so that a 3xx answer fails it as a
-// *StatusError whatever its Location holds, hideBadLocation drops a
-// Location that the Client could not parse: the Client then hands the
-// answer over as it stands.
-type hideBadLocation struct{ base http.RoundTripper }
-
-func (h hideBadLocation) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := h.base.RoundTrip(r)
-	switch {
-	case err != nil:
-		// http.Client drops an answer that comes with an error without
-		// closing it, so close it here.
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close()
-		}
-		return nil, err
-	// The next two say what http.Client would, but of the Base rather
-	// than of this wrapper.
-	case resp == nil:
-		return nil, fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", h.base)
-	case resp.Body == nil && resp.ContentLength > 0:
-		return nil, fmt.Errorf("http: RoundTripper implementation (%T) returned a *Response with content length %d but a nil Body", h.base, resp.ContentLength)
-	}
-	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
-		if _, err := r.URL.Parse(loc); err != nil {
-			// A copy, since a Base may hand out one header map more
-			// than once.
-			resp.Header = resp.Header.Clone()
-			resp.Header.Del("Location")
-		}
-	}
-	return resp, nil
-}

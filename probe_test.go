@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,22 +150,22 @@ func TestRedirectIsAStatusErrorWhateverItsLocation(t *testing.T) {
 	})
 }
 
-// Probes go through http.Client around Config.Base, whose message for a
-// Base that breaks the RoundTripper contract names the Base's type, not
-// that of blocklag's wrapper around it.
-func TestBaseThatBreaksTheContractIsNamedInTheMessage(t *testing.T) {
+// A Base that breaks the RoundTripper contract fails the probe, and its
+// message says how: an answer without a body is an empty one, which falls
+// short of a stated length as a cut connection does.
+func TestBaseThatBreaksTheContractFailsTheProbe(t *testing.T) {
 	tests := []struct {
 		name string
 		base roundTripFunc
 		want string
 	}{
 		{"neither an answer nor an error", func(*http.Request) (*http.Response, error) { return nil, nil },
-			"RoundTripper implementation (blocklag.roundTripFunc) returned a nil *Response with a nil error"},
+			"Config.Base returned neither an answer nor an error"},
 		{"an answer of stated length without a body", func(r *http.Request) (*http.Response, error) {
 			resp := response(r, http.StatusOK, "", 5)
 			resp.Body = nil
 			return resp, nil
-		}, "RoundTripper implementation (blocklag.roundTripFunc) returned a *Response with content length 5 but a nil Body"},
+		}, `reading answer: "unexpected EOF"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,8 +178,7 @@ func TestBaseThatBreaksTheContractIsNamedInTheMessage(t *testing.T) {
 }
 
 // A Base that returns an answer together with an error fails the probe
-// with that error, and the answer's body is closed all the same:
-// http.Client would drop such an answer without closing it.
+// with that error, and the answer's body is closed all the same.
 func TestAnswerThatComesWithAnErrorIsClosed(t *testing.T) {
 	closed := make(chan struct{})
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -605,5 +605,55 @@ func TestChainIDRequestRunsAlongsideHeightProbe(t *testing.T) {
 	defer cancel()
 	if err := m.Check(ctx); err != nil {
 		t.Fatalf("Check: %v (were the two requests sent one after the other?)", err)
+	}
+}
+
+// net/http hands a 101 Switching Protocols answer over with the raw
+// connection as its body, and stops closing it when the request's context
+// ends. The probe closes the body itself when its time is up, so that such
+// an answer fails as its status and the Check publishes, plainly and over
+// TLS alike.
+func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
+	for _, overTLS := range []bool{false, true} {
+		name := "a 101 answer fails as its status"
+		if overTLS {
+			name += " over TLS"
+		}
+		t.Run(name, func(t *testing.T) {
+			hold := make(chan struct{})
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				readRequest(t, r)
+				conn, buf, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer conn.Close()
+				buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: blocklag-test\r\n\r\n")
+				buf.Flush()
+				<-hold
+			}))
+			if overTLS {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(hold) }) // before Close, which waits for the handler
+			good := newProvider(t, 100)
+			m := mustNew(t, Config{Endpoints: named("upgraded", srv.URL, "good", good.URL), Base: srv.Client().Transport, ProbeTimeout: time.Second})
+			done := make(chan error, 1)
+			go func() { done <- check(m) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the 101 answer still holds the Check after a minute")
+			}
+			if pe := probeErrors(t, err)["upgraded"]; pe == nil || !statusIs(http.StatusSwitchingProtocols)(err) || pe.Reason() != ReasonHTTPStatus {
+				t.Errorf("Check = %v, want the upgraded endpoint failed with HTTP status 101", err)
+			}
+			wantEligible(t, m, verdicts{"good": true, "upgraded": false})
+		})
 	}
 }

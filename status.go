@@ -149,8 +149,8 @@ func (s Status) MarshalJSON() ([]byte, error) {
 // are 0, so that a failed endpoint shows no height that could pass for
 // block 0. latency_seconds, Latency in seconds with fractions, is there
 // once a Check has published. advanced is there when it is not zero.
-// reason and error are there only when Err is set: error is Err's message,
-// with every rune that [strconv.IsPrint] rejects escaped, and reason is
+// reason and error are there only when Err is set: error is Err's message
+// (shown as outside text when Err is not a *ProbeError), and reason is
 // [ProbeError.Reason] of the *ProbeError that Err is or wraps. For an Err that holds no
 // *ProbeError, as a hand-built Status may have, reason is what
 // ProbeError.Reason would say of a ProbeError wrapping Err: the kind its
@@ -216,7 +216,11 @@ func (e EndpointStatus) succeeded(published bool) bool { return published && e.E
 func failure(err error) (Reason, string) {
 	// Reason looks through Err's chain, so a *ProbeError that err is or
 	// wraps gives its own reason, and any other err is classified alike.
-	return (&ProbeError{Err: err}).Reason(), escape(err.Error())
+	msg := err.Error()
+	if _, ok := err.(*ProbeError); !ok {
+		msg = reduce(msg) // a hand-built Status's own error: outside text
+	}
+	return (&ProbeError{Err: err}).Reason(), msg
 }
 
 // LogValue makes a Status log through log/slog as a group with the same

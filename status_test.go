@@ -394,7 +394,7 @@ func TestStatusMarshalsToJSONWithOnlyTheMembersThatHold(t *testing.T) {
 				`{"id":"backup","eligible":false,"latency_seconds":2,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}]}`},
 		{"an error that is no ProbeError shows escaped, with the reason its codes give", "hand-built, errors that are no ProbeError",
 			`{"checked":"2026-01-02T10:00:00Z","reference":7,"max_lag":0,"endpoints":[` +
-				`{"id":"plain","eligible":false,"latency_seconds":0,"reason":"transport","error":"boom\\nforged line"},` +
+				`{"id":"plain","eligible":false,"latency_seconds":0,"reason":"transport","error":"boom?forged line"},` +
 				`{"id":"wrapped","eligible":false,"latency_seconds":0,"reason":"rate_limited","error":"gave up: HTTP status 429"}]}`},
 	}
 	for _, tt := range tests {
@@ -483,7 +483,7 @@ func TestStatusLogsTheMembersOfItsJSONAsGroups(t *testing.T) {
 				` status.endpoints.backup.eligible=false status.endpoints.backup.latency=2s status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z status.endpoints.backup.reason=http_status status.endpoints.backup.error="blocklag: endpoint \"backup\": HTTP status 503"` + "\n"},
 		{"text escapes an error that is no ProbeError", textHandler, "hand-built, errors that are no ProbeError",
 			`level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=7 status.max_lag=0` +
-				` status.endpoints.plain.eligible=false status.endpoints.plain.latency=0s status.endpoints.plain.reason=transport status.endpoints.plain.error="boom\\nforged line"` +
+				` status.endpoints.plain.eligible=false status.endpoints.plain.latency=0s status.endpoints.plain.reason=transport status.endpoints.plain.error="boom?forged line"` +
 				` status.endpoints.wrapped.eligible=false status.endpoints.wrapped.latency=0s status.endpoints.wrapped.reason=rate_limited status.endpoints.wrapped.error="gave up: HTTP status 429"` + "\n"},
 		{"JSON shows a fail-open Status as verdicts alone", jsonHandler, "fail-open",
 			`{"level":"INFO","msg":"check","status":{"max_lag":3,"endpoints":{"primary":{"eligible":true},"backup":{"eligible":true}}}}` + "\n"},

@@ -1,0 +1,693 @@
+package blocklag
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/yermakovsa/failnext"
+)
+
+// shape is a provider's URL format with a made-up key in it, and the
+// parts of it that are secrets as they are written in the URL.
+type shape struct {
+	name, url string
+	secrets   []string
+}
+
+var shapes = []shape{
+	{"Infura", "https://mainnet.infura.io/v3/4f0c2d9e8b7a61503e2d1c0b9a887766", []string{"4f0c2d9e8b7a61503e2d1c0b9a887766"}},
+	{"Alchemy", "https://eth-mainnet.g.alchemy.com/v2/Qm7TvX2pLs9aKd4WnR8yZc1Bf6Hj3Ue5", []string{"Qm7TvX2pLs9aKd4WnR8yZc1Bf6Hj3Ue5"}},
+	{"Ankr", "https://rpc.ankr.com/eth/9c1f7e3a5b2d8046e1c3a5f7092b4d6e8a0c2e4f6a8b0d2f4e6c8a0b2d4f6e8a",
+		[]string{"9c1f7e3a5b2d8046e1c3a5f7092b4d6e8a0c2e4f6a8b0d2f4e6c8a0b2d4f6e8a"}},
+	{"QuickNode", "https://silent-frosty-pond.quiknode.pro/0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e/",
+		[]string{"0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e"}},
+	{"dRPC", "https://lb.drpc.org/ogrpc?network=ethereum&dkey=AvLq3Rz8Ym1Nc6Wd0Kf5Tg9Hs2Jb4Px7", []string{"AvLq3Rz8Ym1Nc6Wd0Kf5Tg9Hs2Jb4Px7"}},
+	{"Grove", "https://eth.rpc.grove.city/v1/7e2b9c04", []string{"7e2b9c04"}},
+	// A password that holds every character the shown alphabet leaves
+	// out, percent-escaped as a URL must write it.
+	{"userinfo", "https://rpcuser:p%26ss%3Cw%3Erd%22%5C1@node.example:8545/", []string{"rpcuser", "p%26ss%3Cw%3Erd%22%5C1"}},
+}
+
+// oracleForms lists the forms of the secrets of sh that no shown text may
+// hold, worked out here apart from the code under test: each secret as
+// written, percent-decoded, escaped again as a path and as a query with
+// upper- and lower-case hex, and for the userinfo "user:password" and its
+// base64 with and without padding; each reduced to the shown alphabet.
+func oracleForms(sh shape) []string {
+	var forms []string
+	lowerHex := regexp.MustCompile(`%[0-9A-F]{2}`)
+	for _, s := range sh.secrets {
+		forms = append(forms, s)
+		for _, unescape := range []func(string) (string, error){url.PathUnescape, url.QueryUnescape} {
+			if decoded, err := unescape(s); err == nil {
+				forms = append(forms, decoded, url.PathEscape(decoded), url.QueryEscape(decoded))
+			}
+		}
+	}
+	for _, f := range forms {
+		forms = append(forms, lowerHex.ReplaceAllStringFunc(f, strings.ToLower))
+	}
+	if u, _ := url.Parse(sh.url); u.User != nil {
+		password, _ := u.User.Password()
+		pair := u.User.Username() + ":" + password
+		basic := base64.StdEncoding.EncodeToString([]byte(pair))
+		forms = append(forms, pair, basic, strings.TrimRight(basic, "="))
+	}
+	// A form outside the alphabet can show only reduced; the '"' of its
+	// raw form is the one blocklag writes around outside text.
+	for i, f := range forms {
+		forms[i] = oracleReduce(f)
+	}
+	return forms
+}
+
+// oracleReduce is the reduction that ProbeError's documentation states,
+// written without the code under test.
+func oracleReduce(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteByte('\'')
+		case r < 0x20 || r > 0x7e || strings.ContainsRune(`\<>&`, r):
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// quotings are the ways a log or a status page may write a text.
+var quotings = []struct {
+	name  string
+	quote func(string) string
+}{
+	{"%q", func(s string) string { return fmt.Sprintf("%q", s) }},
+	{"JSON", func(s string) string { b, _ := json.Marshal(s); return string(b) }},
+	{"JSON without HTML escapes", func(s string) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		return strings.TrimSuffix(b.String(), "\n")
+	}},
+	{"ASCII-only JSON", func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			if r == '"' || r == '\\' {
+				b.WriteString(`\` + string(r))
+			} else if r < 0x20 || r > 0x7e {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		return `"` + b.String() + `"`
+	}},
+	{"JSON with escaped slashes", func(s string) string {
+		b, _ := json.Marshal(s)
+		return strings.ReplaceAll(string(b), "/", `\/`)
+	}},
+	{"slog text", func(s string) string { return logLine(slog.NewTextHandler, s) }},
+	{"slog JSON", func(s string) string { return logLine(slog.NewJSONHandler, s) }},
+}
+
+func logLine[H slog.Handler](newHandler func(io.Writer, *slog.HandlerOptions) H, s string) string {
+	var b bytes.Buffer
+	slog.New(newHandler(&b, nil)).Info("check", "err", s)
+	return b.String()
+}
+
+// routes are the ways outside text reaches a probe's error. Each fails
+// every probe, showing echo, a text that holds the request's whole URL,
+// its Authorization header, and its path and query decoded.
+var routes = []struct {
+	name string
+	fail func(r *http.Request, echo string) (*http.Response, error)
+}{
+	{"a provider's value", func(r *http.Request, echo string) (*http.Response, error) {
+		id, _ := json.Marshal(echo)
+		return response(r, http.StatusOK, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":"0x1"}`, -1), nil
+	}},
+	{"a provider's result", func(r *http.Request, echo string) (*http.Response, error) {
+		result, _ := json.Marshal(echo)
+		return response(r, http.StatusOK, `{"jsonrpc":"2.0","id":1,"result":`+string(result)+`}`, -1), nil
+	}},
+	{"an RPC message", func(r *http.Request, echo string) (*http.Response, error) {
+		return response(r, http.StatusOK, rpcErrorAnswer(-32000, echo), -1), nil
+	}},
+	{"an RPC message in a 429", func(r *http.Request, echo string) (*http.Response, error) {
+		return response(r, http.StatusTooManyRequests, rpcErrorAnswer(-32005, echo), -1), nil
+	}},
+	{"a transport error's text", func(r *http.Request, echo string) (*http.Response, error) {
+		return nil, errors.New("net/http: HTTP/1.x transport connection broken: malformed MIME header line: " + echo)
+	}},
+	{"a Base's *url.Error", func(r *http.Request, echo string) (*http.Response, error) {
+		return nil, &url.Error{Op: "Post", URL: r.URL.String(), Err: errors.New(echo)}
+	}},
+	{"a certificate's name", func(r *http.Request, echo string) (*http.Response, error) {
+		cert := &x509.Certificate{DNSNames: []string{echo + ".example"}}
+		return nil, &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: cert, Host: r.URL.Hostname()}}
+	}},
+}
+
+// echoOf is what a hostile provider or Base shows of r.
+func echoOf(r *http.Request) string {
+	path, _ := url.PathUnescape(r.URL.EscapedPath())
+	query, _ := url.QueryUnescape(r.URL.RawQuery)
+	return r.URL.String() + " " + r.Header.Get("Authorization") + " " + path + " " + query
+}
+
+// No route shows a form of any endpoint's secrets in any text that
+// reaches an operator, under any quoting, and every such text is in the
+// shown alphabet: each quoting writes it as it is, but for the '"' that
+// blocklag writes around outside text and a '/' that may gain a
+// backslash. Every shape is configured at once, so each endpoint's
+// messages also meet its siblings' secrets.
+func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
+	var eps []failnext.Endpoint
+	for _, sh := range shapes {
+		eps = append(eps, named(sh.name, sh.url)...)
+	}
+	// An ID made of a key fails like the others: only the typed fields
+	// (and the ID-keyed text forms of Status) may show it.
+	eps = append(eps, named("id-"+shapes[0].secrets[0], "http://id.example/")...)
+	good := "http://good.example/"
+	eps = append(eps, named("good", good)...)
+	for _, route := range routes {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.String() == good {
+				return response(r, http.StatusOK, answer(100), -1), nil
+			}
+			return route.fail(r, echoOf(r))
+		})
+		m := mustNew(t, Config{Endpoints: eps, Base: base})
+		err := check(m)
+		if n := len(probeErrors(t, err)); n != len(eps)-1 {
+			t.Fatalf("through %s, Check = %v, want every probe but one failed", route.name, err)
+		}
+		var texts []string
+		eachError(err, func(e error) {
+			texts = append(texts, e.Error())
+			var rpc *RPCError
+			if errors.As(e, &rpc) {
+				texts = append(texts, rpc.Message)
+			}
+		})
+		for _, sh := range shapes {
+			forms := oracleForms(sh)
+			for _, q := range quotings {
+				t.Run(route.name+" shows no secret of "+sh.name+" under "+q.name, func(t *testing.T) {
+					for _, text := range texts {
+						quoted := q.quote(text)
+						for _, f := range forms {
+							if at := visibleAt(quoted, f); at >= 0 {
+								t.Fatalf("%s shows %q at %d", quoted, f, at)
+							}
+						}
+						if strings.Count(strings.TrimSuffix(quoted, "\n"), "\n") > 0 {
+							t.Fatalf("%s is more than one line", quoted)
+						}
+					}
+				})
+			}
+		}
+		t.Run(route.name+" shows only the alphabet", func(t *testing.T) {
+			for _, text := range texts {
+				if kept := keptByQuoting(text); kept != "" {
+					t.Errorf("%s writes %q otherwise", kept, text)
+				}
+			}
+		})
+	}
+}
+
+// keptByQuoting names the first quoting that writes text otherwise than
+// as itself between quotes, '"' and '/' escaped aside; "" when none does.
+func keptByQuoting(text string) string {
+	for _, q := range quotings[:5] { // those that quote text alone
+		inside := q.quote(text)
+		inside = inside[1 : len(inside)-1]
+		inside = strings.NewReplacer(`\"`, `"`, `\/`, `/`).Replace(inside)
+		if inside != text {
+			return q.name
+		}
+	}
+	return ""
+}
+
+// visibleIn returns the first of forms that text shows, or "".
+func visibleIn(text string, forms []string) string {
+	for _, f := range forms {
+		if visibleAt(text, f) >= 0 {
+			return f
+		}
+	}
+	return ""
+}
+
+// visibleAt returns where text shows form with no "[redacted]" overlapping
+// it, or -1.
+func visibleAt(text, form string) int {
+	const marker = "[redacted]"
+	for from := 0; ; from++ {
+		i := strings.Index(text[from:], form)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		from = i
+		covered := false
+		for m := max(0, i-len(marker)+1); m < i+len(form) && !covered; m++ {
+			covered = strings.HasPrefix(text[m:], marker)
+		}
+		if !covered {
+			return i
+		}
+	}
+}
+
+// Outside text is shown in the alphabet, whatever it holds: a '"' as '\'',
+// and a control, DEL, a rune beyond ASCII or an invalid byte as one '?'.
+// So a provider cannot end the quotes early and write a failure of its
+// own into the line.
+func TestOutsideTextIsShownInTheAlphabet(t *testing.T) {
+	tests := []struct{ name, sent, shown string }{
+		{"a quote and a failure of its own", `boom"; endpoint "good": RPC error -32005: "x`, `boom'; endpoint 'good': RPC error -32005: 'x`},
+		{"a line break and an escape sequence", "a\nb\r\x1b[31mc\x7f", "a?b??[31mc?"},
+		{"runes beyond ASCII", "café \u202etxt.exe 日本", "caf? ?txt.exe ??"},
+		{"invalid bytes", "a\xff\xfeb", "a??b"},
+		{"the characters JSON escapes", `<a href="x">&amp;\`, `?a href='x'??amp;?`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is reduced", func(t *testing.T) {
+			p := newProvider(t, 100)
+			p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32000, tt.sent)))
+			pe, _ := probeOne(t, Config{Endpoints: named("a", p.URL)})
+			if want := `blocklag: endpoint "a": RPC error -32000: "` + tt.shown + `"`; pe.Error() != want {
+				t.Errorf("message %q, want %q", pe, want)
+			}
+		})
+	}
+	t.Run("an endpoint ID beyond ASCII is reduced in messages, not in its typed field", func(t *testing.T) {
+		p := newProvider(t, 100)
+		p.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
+		pe := probeErrors(t, check(mustNew(t, Config{Endpoints: named(`nœud "1"`, p.URL)})))[`nœud "1"`]
+		if want := `blocklag: endpoint "n?ud '1'": HTTP status 502`; pe.Error() != want || pe.Endpoint != `nœud "1"` {
+			t.Errorf("message %q for %q, want %q", pe, pe.Endpoint, want)
+		}
+	})
+}
+
+// A provider's value is clipped to 100 bytes and a transport error's text
+// to 300, as received, ending in "..."; a secret whose stretch begins
+// within them is masked whole, and neither "..." nor a number blocklag
+// writes beside outside text can complete one.
+func TestShownTextIsClippedAndCannotBeCompleted(t *testing.T) {
+	const key = "k3y0123456789abcdef0123456789abc"
+	tests := []struct {
+		name, url, key string
+		fail           func(*http.Request) (*http.Response, error)
+		want           string
+	}{
+		{"a long RPC message", "http://a.example/", "",
+			rpcFailure(http.StatusOK, -32000, strings.Repeat("x", 150)),
+			`RPC error -32000: "` + strings.Repeat("x", 100) + `..."`},
+		{"a secret across the clip", "http://a.example/v3/" + key, key,
+			rpcFailure(http.StatusOK, -32000, strings.Repeat("x", 90)+key),
+			`RPC error -32000: "` + strings.Repeat("x", 90) + `[redacted]"`},
+		{"a secret that the clip's dots complete", "http://a.example/v3/" + key + "...", key + "...",
+			rpcFailure(http.StatusOK, -32000, strings.Repeat("x", 100-len(key))+key+"!"),
+			`RPC error -32000: "` + strings.Repeat("x", 100-len(key)) + `[redacted]"`},
+		{"a long transport text", "http://a.example/", "",
+			func(*http.Request) (*http.Response, error) { return nil, errors.New(strings.Repeat("é", 200)) },
+			`"` + strings.Repeat("?", 150) + `..."`},
+		{"a status that completes a password", "http://admin1:429@a.example/", "429",
+			rpcFailure(http.StatusTooManyRequests, -32005, "limit"),
+			`HTTP status [redacted]: RPC error -32005: "limit"`},
+		{"an RPC code that is a password", "http://admin1:32005@a.example/", "32005",
+			rpcFailure(http.StatusOK, -32005, "limit"),
+			`RPC error -[redacted]: "limit"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pe, err := probeOne(t, Config{Endpoints: named("a", tt.url), Base: roundTripFunc(tt.fail)})
+			if !strings.HasSuffix(pe.Error(), tt.want) {
+				t.Errorf("message %q, want it to end in %q", pe, tt.want)
+			}
+			if tt.key != "" {
+				assertNoneShows(t, err, Status{}, tt.key)
+			}
+		})
+	}
+}
+
+func rpcFailure(status, code int, message string) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		return response(r, status, rpcErrorAnswer(code, message), -1), nil
+	}
+}
+
+// A path segment or query value counts as a secret on its own when it is
+// at least 8 bytes long and holds a digit, or is at least 20 bytes long,
+// as hosted keys are; the words of URL formats stay readable, so that a
+// host name beside them is not garbled.
+func TestOnlyKeyLikePartsCountOnTheirOwn(t *testing.T) {
+	tests := []struct {
+		name, url, echo, want string
+	}{
+		{"dRPC's network beside Chainstack's host", "https://lb.drpc.org/ogrpc?network=ethereum&dkey=AvLq3Rz8Ym1Nc6Wd0Kf5Tg9Hs2Jb4Px7",
+			"lookup ethereum-mainnet.core.chainstack.com: no such host", "lookup ethereum-mainnet.core.chainstack.com: no such host"},
+		{"a Grove app ID", "https://eth.rpc.grove.city/v1/7e2b9c04", "app 7e2b9c04 unknown", "app [redacted] unknown"},
+		{"a seven-byte part with digits", "https://rpc.example/v1/7e2b9c0", "app 7e2b9c0 unknown", "app 7e2b9c0 unknown"},
+		{"an eight-letter word", "https://rpc.example/arbitrum/v3", "arbitrum one", "arbitrum one"},
+		{"a twenty-letter key", "https://rpc.example/?key=abcdefghijklmnopqrst", "key abcdefghijklmnopqrst", "key [redacted]"},
+		{"a nineteen-letter word", "https://rpc.example/?key=abcdefghijklmnopqrs", "key abcdefghijklmnopqrs", "key abcdefghijklmnopqrs"},
+		{"a key split off at ';'", "https://rpc.example/?a=1;k=5ecret99", "k 5ecret99", "k [redacted]"},
+		{"a bare key", "https://rpc.example/?5ecret99", "k 5ecret99", "k [redacted]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New(tt.echo) })
+			pe, _ := probeOne(t, Config{Endpoints: named("a", tt.url), Base: base})
+			if want := `blocklag: endpoint "a": "` + tt.want + `"`; pe.Error() != want {
+				t.Errorf("message %q, want %q", pe, want)
+			}
+		})
+	}
+}
+
+// A "[redacted]" that a text holds is never masked again, so that a
+// one-letter password cuts no marker.
+func TestMarkerIsNeverMaskedAgain(t *testing.T) {
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return response(r, http.StatusOK, rpcErrorAnswer(-32000, "bad key k3y0123456789abc"), -1), nil
+	})
+	pe, _ := probeOne(t, Config{Endpoints: named("a", "http://u:d@rpc.example/v3/k3y0123456789abc"), Base: base})
+	if want := `blocklag: en[redacted]point "a": RPC error -32000: "ba[redacted] key [redacted]"`; pe.Error() != want {
+		t.Errorf("message %q, want %q", pe, want)
+	}
+}
+
+// A text of megabytes is read only as far as it is shown: a transport
+// text of the key repeated to 9 MB, in which every stretch is a secret,
+// and one of 100,000 errors joined under one, cost a Check no more memory
+// than a short text does.
+func TestHugeTextsCostWhatShortOnesDo(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	var wide wideError
+	wide.inner = make([]error, 100_000)
+	for i := range wide.inner {
+		wide.inner[i] = &wide
+	}
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"the key repeated to 9 MB", errors.New("net/http: malformed MIME header line: " + strings.Repeat(key, 9<<20/len(key)))},
+		{"9 MB of x", errors.New("net/http: malformed MIME header line: " + strings.Repeat("x", 9<<20))},
+		{"an error joining itself 100,000 times", &wide},
+		{"an error that unwraps to itself", &selfWrapping{}},
+		{"an endless chain", endless(0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, tt.err })
+			m := mustNew(t, Config{Endpoints: named("a", "http://rpc.example/v3/"+key), Base: base})
+			var pe *ProbeError
+			allocated := allocatedBy(func() { pe = probeErrors(t, check(m))["a"] })
+			if pe == nil || len(pe.Error()) > 400 {
+				t.Fatalf("probe error %q, want one of at most 400 bytes", pe)
+			}
+			if allocated > 1<<20 {
+				t.Errorf("the Check allocated %d bytes, want at most 1 MiB", allocated)
+			}
+		})
+	}
+}
+
+// allocatedBy returns how many bytes the program allocated while f ran.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+type wideError struct{ inner []error }
+
+func (e *wideError) Error() string   { return "wide" }
+func (e *wideError) Unwrap() []error { return e.inner }
+
+type selfWrapping struct{}
+
+func (e *selfWrapping) Error() string { return "loops" }
+func (e *selfWrapping) Unwrap() error { return e }
+
+type endless int
+
+func (e endless) Error() string { return "loops" }
+func (e endless) Unwrap() error { return e + 1 }
+
+// A Base's error is never kept: its As method, its Format method, or a
+// text that changes later cannot show through the ProbeError what its
+// message does not.
+func TestBaseErrorChainIsNotKept(t *testing.T) {
+	const secretURL = "http://userSECRET:passSECRET@rpc.example/v3/key1SECRET?apikey=query1SECRET"
+	changing := &changingError{text: "connection failed"}
+	tests := []struct {
+		name  string
+		err   error
+		after func() // run once Check has returned
+	}{
+		{name: "an error whose As method yields a *url.Error quoting the URL", err: &asURLError{}},
+		{name: "an error whose Format method prints the URL under %+v", err: &formatsURL{}},
+		{name: "an error whose text changes after Check returns", err: changing,
+			after: func() { changing.text = "now at " + secretURL }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" cannot be reached", func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, tt.err })
+			pe, _ := probeOne(t, Config{Endpoints: named("a", secretURL), Base: base})
+			before := pe.Error()
+			if tt.after != nil {
+				tt.after()
+			}
+			var ue *url.Error
+			if pe.Error() != before || errors.Is(pe, tt.err) || errors.As(pe, &ue) {
+				t.Errorf("error %q (was %q) reaches the Base's error, or what its As method offers", pe, before)
+			}
+			assertShowsNone(t, pe)
+		})
+	}
+}
+
+// asURLError offers a *url.Error quoting the URL to anyone who asks for a
+// *url.Error or a net.Error.
+type asURLError struct{}
+
+func (*asURLError) Error() string { return "connection failed" }
+
+func (*asURLError) As(target any) bool {
+	ue := &url.Error{Op: "Post", URL: "http://rpc.example/v3/key1SECRET", Err: errors.New("refused")}
+	switch t := target.(type) {
+	case **url.Error:
+		*t = ue
+	case *net.Error:
+		*t = ue
+	default:
+		return false
+	}
+	return true
+}
+
+// formatsURL prints the URL it failed on when formatted with %+v.
+type formatsURL struct{}
+
+func (*formatsURL) Error() string { return "connection failed" }
+
+func (e *formatsURL) Format(f fmt.State, verb rune) {
+	if f.Flag('+') {
+		io.WriteString(f, "connection to http://rpc.example/v3/key1SECRET failed")
+		return
+	}
+	io.WriteString(f, e.Error())
+}
+
+// changingError's text is whatever its field holds when asked.
+type changingError struct{ text string }
+
+func (e *changingError) Error() string { return e.text }
+
+// A transport error keeps, through stand-ins, what callers ask of it with
+// errors.Is and errors.As: the context errors, the deadline and
+// end-of-file errors, the system's error number, and whether a net.Error
+// was a timeout, also when an As method is what offers them.
+func TestStandInsKeepStandardErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error // wrapped by the Base in text that quotes the URL
+		is       error // errors.Is must find it; nil for none
+		netError bool  // errors.As must find a net.Error
+		timeout  bool  // and its Timeout must be this
+		reason   Reason
+	}{
+		{name: "context.Canceled", err: context.Canceled, is: context.Canceled, reason: ReasonTransport},
+		{name: "context.DeadlineExceeded", err: context.DeadlineExceeded, is: context.DeadlineExceeded, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "os.ErrDeadlineExceeded", err: os.ErrDeadlineExceeded, is: os.ErrDeadlineExceeded, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "io.ErrUnexpectedEOF", err: io.ErrUnexpectedEOF, is: io.ErrUnexpectedEOF, reason: ReasonTransport},
+		{name: "io.EOF", err: io.EOF, is: io.EOF, reason: ReasonTransport},
+		{name: "a syscall.Errno", err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)},
+			is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
+		{name: "a net.Error that timed out", err: fakeNetError{timeout: true}, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "a net.Error that did not time out", err: fakeNetError{}, netError: true, reason: ReasonTransport},
+		{name: "a net.Error that an As method gives", err: asOnly{fakeNetError{timeout: true}}, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "a syscall.Errno that an As method gives", err: asOnly{syscall.ECONNRESET}, is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is kept by a stand-in", func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("%s failed: %w", r.URL, tt.err)
+			})
+			pe, _ := probeOne(t, Config{Endpoints: named("a", withSecrets("http://rpc.example")), Base: base})
+			assertShowsNone(t, pe)
+			if tt.is != nil && !errors.Is(pe, tt.is) {
+				t.Errorf("errors.Is(%q, %v) = false, want true", pe, tt.is)
+			}
+			var ne net.Error
+			if got := errors.As(pe, &ne); got != tt.netError || (got && ne.Timeout() != tt.timeout) {
+				t.Errorf("error %q: a net.Error found %v, want %v with Timeout %v", pe, got, tt.netError, tt.timeout)
+			}
+			var op *net.OpError
+			var fake fakeNetError
+			if errors.As(pe, &op) || errors.As(pe, &fake) {
+				t.Errorf("errors.As finds one of the Base's own errors in %q", pe)
+			}
+			if got := pe.Reason(); got != tt.reason {
+				t.Errorf("Reason() = %q, want %q", got, tt.reason)
+			}
+		})
+	}
+}
+
+// fakeNetError is a net.Error from a Base, whose text quotes the URL.
+type fakeNetError struct{ timeout bool }
+
+func (e fakeNetError) Error() string   { return "i/o on http://rpc.example/v3/path1SECRET" }
+func (e fakeNetError) Timeout() bool   { return e.timeout }
+func (e fakeNetError) Temporary() bool { return false }
+
+// asOnly is a Base's error that is neither a net.Error nor an Errno itself
+// but says, through its As method, that it is its inner one.
+type asOnly struct{ inner error }
+
+func (e asOnly) Error() string { return "wrapped on http://rpc.example/v3/path1SECRET" }
+
+func (e asOnly) As(target any) bool {
+	switch t := target.(type) {
+	case *net.Error:
+		ne, ok := e.inner.(net.Error)
+		*t = ne
+		return ok
+	case *syscall.Errno:
+		errno, ok := e.inner.(syscall.Errno)
+		*t = errno
+		return ok
+	}
+	return false
+}
+
+// FuzzShownTextShowsNoSecret configures an endpoint whose user name,
+// password, path segment and query value are fuzzed, and fails its probe
+// with a fuzzed text, as a Base's error and as a provider's RPC message.
+// No text that reaches an operator shows a form of its secrets under any
+// quoting, by the oracle above, and every such text is in the alphabet.
+// Run longer with:
+// go test -run '^$' -fuzz FuzzShownTextShowsNoSecret -fuzztime 5m -parallel 1
+func FuzzShownTextShowsNoSecret(f *testing.F) {
+	const rest = "bcdef0123456789abcdef0123456789"
+	f.Add("admin", "p&ssKilo42=w0rd", "a"+rest, "98765432", "project \a"+rest+" unknown", false)
+	f.Add("", "", "u0026"+rest, "1", "key &"+rest, true)
+	f.Add("us er", "pa\"ss", "caf\u00e9-0123456789", "k%2Fk%2Fk%2Fk", `{"id":"caf\u00e9-0123456789"}`, false)
+	f.Add("a", "b", "x1b"+rest, "v", "\x1b"+rest+" \xab"+rest, true)
+	f.Add("0", `"`, "0", "0", "0", false)
+	f.Fuzz(func(t *testing.T, user, password, segment, value, text string, asRPC bool) {
+		if len(text) > 2000 || len(user)+len(password)+len(segment)+len(value) > 300 {
+			t.Skip()
+		}
+		u := &url.URL{Scheme: "http", Host: "rpc.example", Path: "/v3/" + segment, RawQuery: "chain=1&key=" + url.QueryEscape(value)}
+		if user != "" || password != "" {
+			u.User = url.UserPassword(user, password)
+		}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if asRPC {
+				return response(r, http.StatusOK, rpcErrorAnswer(-32000, text+" "+echoOf(r)), -1), nil
+			}
+			return nil, errors.New(text + " " + echoOf(r))
+		})
+		m, err := New(Config{Endpoints: named("a", u.String()), Base: base})
+		if err != nil {
+			t.Skip() // New rejects the URL
+		}
+		err = check(m)
+		sh := shape{url: u.String(), secrets: fuzzSecrets(u)}
+		forms := oracleForms(sh)
+		eachError(err, func(e error) {
+			if kept := keptByQuoting(e.Error()); kept != "" {
+				t.Fatalf("%s writes %q otherwise", kept, e.Error())
+			}
+			for _, q := range quotings[:5] { // a log line's own time may hold a short secret
+				if form := visibleIn(q.quote(e.Error()), forms); form != "" {
+					t.Fatalf("%s shows %q", q.quote(e.Error()), form)
+				}
+			}
+		})
+	})
+}
+
+// fuzzSecrets lists u's secrets as written, by ProbeError's documentation.
+func fuzzSecrets(u *url.URL) []string {
+	var out []string
+	if u.User != nil {
+		written := u.User.String()
+		name, password, _ := strings.Cut(written, ":")
+		out = append(out, written, name, password)
+	}
+	out = append(out, u.EscapedPath(), u.RawQuery)
+	alone := strings.Split(u.EscapedPath(), "/")
+	for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		_, v, _ := strings.Cut(pair, "=")
+		alone = append(alone, v)
+	}
+	for _, a := range alone {
+		if len(a) >= 20 || len(a) >= 8 && strings.ContainsAny(a, "0123456789") {
+			out = append(out, a)
+		}
+	}
+	var nonEmpty []string
+	for _, s := range out {
+		if s != "" {
+			nonEmpty = append(nonEmpty, s)
+		}
+	}
+	return nonEmpty
+}
