@@ -19,15 +19,11 @@
 //		Eligible:  monitor.Eligible,
 //	})
 //
-// [Monitor.Status] shows what the snapshot in force rests on: when it was
-// checked, the reference height, and each provider's height, lag, verdict
-// and probe error. A probe that fails is reported as a [*ProbeError], whose
-// [ProbeError.Reason] tells a provider that refused us from one that is
-// broken. [Monitor.Stats] counts what every Check did, including those
-// that published nothing.
-//
-// The caller decides when to Check, and a snapshot stays in force until a
-// later Check publishes another: nothing of blocklag's runs between Checks.
+// [Monitor.Status] shows what the snapshot in force rests on, and
+// [Monitor.Stats] counts what every Check did. A probe that fails is a
+// [*ProbeError], whose [ProbeError.Reason] tells a provider that refused
+// us from one that is broken. The caller decides when to Check: nothing of
+// blocklag's runs between Checks.
 package blocklag
 
 import (
@@ -52,54 +48,39 @@ type Monitor struct {
 	probeTimeout time.Duration
 	chainID      uint64
 	base         http.RoundTripper // Config.Base, or http.DefaultTransport
-	secrets      *secrets // every endpoint's, masked in every endpoint's messages
+	secrets      *secrets          // every endpoint's, masked in every endpoint's messages
 
-	// turn holds one token while a Check runs. It is a channel rather than a
-	// sync.Mutex so that a Check waiting for its turn can give up when its
-	// context ends.
+	// turn holds one token while a Check runs: a channel rather than a
+	// sync.Mutex, so that a Check waiting for its turn can give up.
 	turn chan struct{}
 
 	// confirmed[i] is set once endpoint i has answered eth_chainId with
-	// chainID. Only the Check holding turn reads and writes it: probeAll
-	// reads it before it starts the probes, and Check records what they
-	// found after they have all finished.
+	// chainID. Only the Check holding turn reads and writes it, before
+	// the probes start and after they have all finished.
 	confirmed []bool
 
-	// current is the snapshot in force. New stores the fail-open one; after
-	// that only the Check holding turn stores, a snapshot built from the one
-	// it replaces. Eligible and Status load it at any time, and never see a
-	// snapshot change once loaded.
+	// current is the snapshot in force. New stores the fail-open one, then
+	// only the Check holding turn stores; Eligible and Status load it at
+	// any time, and a loaded snapshot never changes.
 	current atomic.Pointer[snapshot]
 
-	// now is the clock that stamps each Check and times its probes:
-	// time.Now, set by New. Tests replace it before they Check; probes
-	// read it from their own goroutines.
+	// now stamps each Check and times its probes: time.Now, which tests
+	// replace before they Check.
 	now func() time.Time
 
-	// counts is what Stats reports. Only the Check holding turn adds to
-	// it, atomically; Stats reads it at any time.
+	// counts is what Stats reports: the Check holding turn adds to it.
 	counts counts
 }
 
 // New validates cfg and returns a Monitor in which every configured endpoint
 // is eligible until the first [Monitor.Check] publishes. It returns a nil
-// Monitor and an error when:
-//
-//   - cfg.Endpoints is empty;
-//   - cfg.ProbeTimeout is negative;
-//   - cfg.Quorum is negative;
-//   - an endpoint's ID is empty, holds a rune that [strconv.IsPrint]
-//     rejects or a byte that is not valid UTF-8, or repeats an earlier
-//     endpoint's ID;
-//   - an endpoint's URL begins or ends with white space, has no scheme (is
-//     not absolute) or a scheme other than http or https, does not parse
-//     (a control character, an invalid percent-escape, a malformed host),
-//     has no host, has a port that is not a number from 1 to 65535, or
-//     contains a fragment ('#' anywhere).
-//
-// An error about an endpoint names it by index and ID and says what to fix.
-// Of the URL it shows at most the scheme, never the user name, password,
-// host, path, query or port digits, which may hold an API key.
+// Monitor and an error when cfg.Endpoints is empty, ProbeTimeout or Quorum
+// is negative, an ID is empty, repeated, or holds a rune that
+// [strconv.IsPrint] rejects or invalid UTF-8, or a URL begins or ends with
+// white space, is not absolute http or https, does not parse, has no host,
+// has a port outside 1 to 65535, or holds a '#'. Such an error names the
+// endpoint by index and ID, says what to fix, and of the URL shows at most
+// the scheme.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
@@ -117,10 +98,10 @@ func New(cfg Config) (*Monitor, error) {
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
 		base:         cfg.Base,
-		turn:      make(chan struct{}, 1),
-		confirmed: make([]bool, len(eps)),
-		now:       time.Now,
-		counts:    counts{failures: make([][len(reasons)]atomic.Uint64, len(eps))},
+		turn:         make(chan struct{}, 1),
+		confirmed:    make([]bool, len(eps)),
+		now:          time.Now,
+		counts:       counts{failures: make([][len(reasons)]atomic.Uint64, len(eps))},
 	}
 	if m.base == nil {
 		m.base = http.DefaultTransport
@@ -133,35 +114,34 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
 // Check probes every provider once, concurrently, and returns only after
 // every probe it started has finished. A probe is one eth_blockNumber
-// request and, while the provider has not yet confirmed [Config.ChainID],
-// one eth_chainId request sent alongside it.
+// request and, while the provider has not confirmed [Config.ChainID], one
+// eth_chainId request beside it.
 //
-// Each request is a POST to the endpoint's URL exactly as configured, with
-// the body {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
-// (or eth_chainId), the headers Content-Type and Accept set to
-// application/json, and Accept-Encoding set to identity. It succeeds only
-// when the answer has status 200 and a body of at most 4096 bytes as sent,
-// exactly as long as its Content-Length when it states one, that is a single
-// JSON object with "jsonrpc" the string "2.0", "id" the number 1 (the id
-// never changes, so a provider that answers every request with id 1 is
-// judged on its height), no error other than null, and a "result" that is
-// a canonical hex quantity: "0x" and at most 16 lowercase digits without
-// leading zeros. Redirects are not followed and nothing is retried. The
-// body of an answer with any other status is read under the same limits,
-// for the JSON-RPC error it may carry (see [StatusError]).
+// Each request is a POST, through Config.Base, to the URL exactly as
+// configured, with the body
+// {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]} (or
+// eth_chainId), Content-Type and Accept application/json, Accept-Encoding
+// identity, a User-Agent of failnext-blocklag, and Basic auth from the
+// URL's userinfo. It succeeds only when the answer has status 200 and a
+// body of at most 4096 bytes as sent, as long as its Content-Length when it
+// states one, that is one JSON object with "jsonrpc" the string "2.0", "id"
+// the number 1 (a provider that answers every request with id 1 is judged
+// on its height), no error but null, and a "result" that is a canonical
+// hex quantity: "0x" and at most 16 lowercase digits without leading
+// zeros. Nothing is redirected or retried. The body of an answer of any
+// other status is read under the same limits (see [StatusError]), and
+// closed when the probe's time is up, whatever the Base's body does.
 //
-// When ctx has a deadline, every probe ends a margin before it, at the
-// latest: a tenth of the time left when the probes start, at most one
-// second (with a 5 s context, at 4.5 s). A probe ended so fails as a
-// timeout that ran out of the Check's time, wrapping
-// [context.DeadlineExceeded], and the Check goes on to publish what the
-// others found, so one provider that never answers is published
-// ineligible rather than stalling every Check. Without a deadline, probes
-// last until they end, or until ctx ends ([Config.ProbeTimeout] bounds
-// each one on its own). Either way Config.Base must give up when the
-// request's context ends.
+// When ctx has a deadline, every probe ends a margin before it: a tenth of
+// the time left when the probes start, at most a second (with a 5 s
+// context, at 4.5 s). A probe ended so fails as a timeout that ran out of
+// the Check's time, wrapping [context.DeadlineExceeded], and the Check
+// publishes what the others found, so one provider that never answers is
+// published ineligible. Without a deadline, probes last until they end or
+// ctx does ([Config.ProbeTimeout] bounds each one). Config.Base must give
+// up when the request's context ends.
 //
-// The outcome of a Check is exactly one of these, the first that applies:
+// The outcome is exactly one of these, the first that applies:
 //
 //   - ctx is done when the probes have finished (it was cancelled, or its
 //     deadline passed all the same): the Check is abandoned. Nothing
@@ -174,19 +154,15 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 //   - Every probe succeeded: Check publishes a new snapshot and returns nil.
 //
 // An abandoned Check's error and a *CheckError holding a timed-out probe
-// both match context.DeadlineExceeded with [errors.Is]. Tell them apart
-// with [errors.As] and a *CheckError first: only a *CheckError comes from
-// a Check that went to the end, and its Published says whether it
-// published.
+// both match context.DeadlineExceeded: tell them apart with [errors.As]
+// and a *CheckError first. When nothing is published, the snapshot in
+// force stays; a new one replaces it at once, so [Monitor.Eligible] and
+// [Monitor.Status] see one or the other, never a mix.
 //
-// When nothing is published, the snapshot in force stays, the fail-open one
-// included. A new snapshot replaces the old one at once: [Monitor.Eligible]
-// and [Monitor.Status] see one or the other, never a mix.
-//
-// Checks run one at a time. A Check that waits for another returns ctx's
-// error as soon as ctx is done, without probing; so does a Check whose ctx is
-// already done. On a nil Monitor, a Monitor not made by [New], or a nil ctx,
-// Check returns an error and does nothing.
+// Checks run one at a time. A Check that waits for another, or whose ctx
+// is done, returns ctx's error as soon as ctx is done, without probing. On
+// a nil Monitor, one not made by [New], or a nil ctx, Check returns an
+// error and does nothing.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.turn == nil {
 		return errNotNew
@@ -207,8 +183,8 @@ func (m *Monitor) Check(ctx context.Context) error {
 	m.counts.checks.Add(1)
 	outcomes := m.probeAll(ctx)
 	checked := m.now()
-	// Each failure becomes one *ProbeError, which both the snapshot's
-	// Status and the returned CheckError hold.
+	// Each failure becomes one *ProbeError, which Status and the
+	// CheckError share.
 	failed := &CheckError{probes: len(outcomes), secrets: m.secrets}
 	for i := range outcomes {
 		o := &outcomes[i]
@@ -238,9 +214,8 @@ func (m *Monitor) Check(ctx context.Context) error {
 }
 
 // probeAll runs one probe per endpoint, all at once, and waits for them.
-// Each probe writes only its own element of the result. The last one runs
-// on the calling goroutine, which would otherwise only wait: a Check of one
-// provider then starts no goroutine, and costs what a plain request does.
+// Each probe writes only its own element of the result. The last runs on
+// the calling goroutine, which would otherwise only wait.
 func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	ctx, cancel := withinCheckTime(ctx)
 	defer cancel()
@@ -265,13 +240,10 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	return outcomes
 }
 
-// withinCheckTime returns the context of a Check's probes. When ctx has a
-// deadline, the probes end a margin before it, a tenth of the time left at
-// this call but at most a second, so that the Check still has time to
-// publish what they found: without it, one provider that never answers
-// would run out ctx and leave every Check abandoned. A probe ended this
-// way fails with an *outOfCheckTime as its cause. Without a deadline, ctx
-// is returned as it is.
+// withinCheckTime returns the context of a Check's probes: one that ends
+// the margin that Check's doc states before ctx's deadline, with an
+// *outOfCheckTime as its cause, so that the Check still has time to
+// publish; ctx itself when it has no deadline.
 func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -282,19 +254,17 @@ func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithDeadlineCause(ctx, deadline.Add(-margin), &outOfCheckTime{after: (left - margin).Round(time.Millisecond)})
 }
 
-// Eligible reports whether the provider with this ID may serve requests,
-// according to the snapshot in force: every configured ID until the first
-// [Monitor.Check] publishes, then the verdict of the last Check that
-// published. An ID that is not configured is never eligible, and a nil or
-// zero Monitor finds none eligible. Eligible does no I/O, takes no lock and
-// allocates nothing, so it can sit on every request's path as the Eligible
-// field of [failnext.Config].
+// Eligible reports whether the provider with this ID may serve requests:
+// every configured ID until the first [Monitor.Check] publishes, then the
+// verdict of the last Check that published. An ID not configured is never
+// eligible, nor is any on a nil or zero Monitor. Eligible does no I/O,
+// takes no lock and allocates nothing, so it can sit on every request's
+// path as the Eligible field of [failnext.Config].
 //
-// Each call reads the snapshot in force at that moment. When a Check
-// publishes between two calls, they answer from different snapshots, even
-// two calls that failnext makes for one request; and a request already in
-// flight may have asked before the newest snapshot was published, in which
-// case failnext keeps the answer it got for that request.
+// Each call reads the snapshot in force at that moment, so two calls (even
+// two that failnext makes for one request) may answer from two snapshots
+// when a Check publishes between them, and a request in flight keeps the
+// answer it got before the newest one.
 func (m *Monitor) Eligible(id failnext.EndpointID) bool {
 	if m == nil {
 		return false

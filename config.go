@@ -155,10 +155,8 @@ func checkURL(raw string) error {
 	if !strings.HasPrefix(u.Host, "[") && strings.Contains(u.Hostname(), ":") {
 		return errMultipleColons
 	}
-	if strings.HasPrefix(u.Host, "[") {
-		if ip, err := netip.ParseAddr(u.Hostname()); err != nil || !ip.Is6() {
-			return errNotIPv6
-		}
+	if ip, err := netip.ParseAddr(u.Hostname()); strings.HasPrefix(u.Host, "[") && (err != nil || !ip.Is6()) {
+		return errNotIPv6
 	}
 	if strings.HasSuffix(u.Host, ":") {
 		return errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
@@ -187,60 +185,33 @@ func isScheme(s string) bool {
 }
 
 // parseProblem explains why url.Parse rejected a URL with a well-formed
-// scheme followed by "://", from rest, the text after "://" (which holds no
-// '#'). It looks for each mistake itself rather than reading parseErr's
-// text, which quotes the URL and differs between Go releases; every
-// explanation it gives is true of the URL, whichever of its mistakes
-// url.Parse found first.
+// scheme followed by "://", from rest, the text after "://" (which holds
+// no '#'). It looks for each mistake itself rather than reading parseErr's
+// text, which quotes the URL and differs between Go releases.
 func parseProblem(rest string, parseErr error) error {
-	if strings.ContainsFunc(rest, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return errors.New("URL holds a control character (such as a tab or a newline): remove it")
-	}
 	var escape url.EscapeError
-	if errors.As(parseErr, &escape) {
-		return errors.New("URL holds an invalid percent-escape: each '%' must be followed by two hex digits (write a literal '%' as %25), and a host name takes none")
-	}
+	var badHost url.InvalidHostError
 	authority, _, _ := strings.Cut(rest, "?")
 	authority, _, _ = strings.Cut(authority, "/")
-	hostport := authority
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		if !validUserinfo(authority[:at]) {
-			return errors.New("URL user name or password holds a character that must be percent-escaped")
-		}
-		hostport = authority[at+1:]
+	hostport := authority[strings.LastIndex(authority, "@")+1:]
+	host, port := hostport, ""
+	if colon := strings.LastIndex(hostport, ":"); colon > strings.LastIndex(hostport, "]") {
+		host, port = hostport[:colon], hostport[colon+1:]
 	}
-	host, port, hasPort := hostport, "", false
-	switch open := strings.LastIndex(hostport, "["); {
-	case open > 0:
-		return errors.New("URL host holds a '[' after its start: only an IPv6 address goes in brackets, and the brackets begin the host")
-	case open == 0:
-		end := strings.LastIndex(hostport, "]")
-		if end < 0 {
-			return errors.New("URL host has a '[' without a closing ']'")
-		}
-		host = hostport[1:end]
-		if after := hostport[end+1:]; after != "" {
-			if after[0] != ':' {
-				return errors.New("URL host has text after its closing ']' that is not a port")
-			}
-			port, hasPort = after[1:], true
-		}
-	default:
-		if colon := strings.LastIndex(hostport, ":"); colon >= 0 {
-			host, port, hasPort = hostport[:colon], hostport[colon+1:], true
-		}
-	}
-	if hasPort && strings.ContainsFunc(port, func(r rune) bool { return r < '0' || r > '9' }) {
+	switch {
+	case strings.ContainsFunc(rest, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return errors.New("URL holds a control character (such as a tab or a newline): remove it")
+	case errors.As(parseErr, &escape):
+		return errors.New("URL holds an invalid percent-escape: each '%' must be followed by two hex digits (write a literal '%' as %25), and a host name takes none")
+	case !validUserinfo(authority[:len(authority)-len(hostport)]):
+		return errors.New("URL user name or password holds a character that must be percent-escaped")
+	case strings.ContainsFunc(port, func(r rune) bool { return r < '0' || r > '9' }):
 		return errBadPort(rest)
-	}
-	if strings.HasPrefix(hostport, "[") {
+	case strings.Contains(host, "["), strings.Contains(host, "]"):
 		return errNotIPv6
-	}
-	if strings.Contains(host, ":") {
+	case strings.Contains(host, ":"):
 		return errMultipleColons
-	}
-	var badHost url.InvalidHostError
-	if errors.As(parseErr, &badHost) {
+	case errors.As(parseErr, &badHost):
 		return errors.New("URL host holds a character that a host name cannot hold")
 	}
 	return errors.New("URL does not parse")
@@ -258,7 +229,7 @@ func errBadPort(rest string) error {
 	return errors.New("URL port is not a number from 1 to 65535")
 }
 
-var errNotIPv6 = errors.New("URL host in brackets is not an IPv6 address")
+var errNotIPv6 = errors.New("URL host is malformed: only an IPv6 address goes in brackets, as in http://[2001:db8::7]:8545")
 
 var errMultipleColons = errors.New("URL host holds more than one ':': an IPv6 address must be in brackets, as in http://[::1]:8545")
 
