@@ -9,18 +9,15 @@ import (
 	"strings"
 )
 
-// maxBody is the largest answer a probe accepts, in bytes. A real
-// eth_blockNumber answer is under 100 bytes; the limit keeps a broken or
-// hostile provider from making a Check read or hold more than this.
+// maxBody is the largest answer a probe accepts, in bytes; a real one is
+// under 100.
 const maxBody = 4096
 
-// judge turns the body of a 200 answer into a quantity, accepting only a
-// single JSON-RPC 2.0 success object with id 1 that carries a canonical
-// QUANTITY. Everything else is an error that says why, an *RPCError for a
-// JSON-RPC error object and otherwise one that matches ErrBadAnswer, with
-// the values the provider sent shown as outside text. The answer real
-// nodes send is recognised without allocating; judgeStrictly decides every
-// other answer, and is the definition of what is accepted.
+// judge turns the body of a 200 answer into a quantity by the rules of
+// Check's doc, or fails it: with an *RPCError for a JSON-RPC error object,
+// else with an error that matches ErrBadAnswer. The answer real nodes send
+// is recognised without allocating; judgeStrictly, the definition of what
+// is accepted, decides every other.
 func judge(body []byte, s *secrets) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
@@ -33,10 +30,8 @@ func judge(body []byte, s *secrets) (uint64, error) {
 const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
 // compactHeight recognises the answer real nodes send, byte for byte:
-// compactPrefix, a canonical quantity's digits, `"}`, then optionally one
-// newline. Every body it recognises, judgeStrictly accepts with the same
-// height; for any other body it reports false, even for one that
-// judgeStrictly accepts.
+// compactPrefix, a canonical quantity's digits, `"}`, and maybe a newline.
+// judgeStrictly accepts every body it recognises, with the same height.
 func compactHeight(body []byte) (uint64, bool) {
 	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
 		return 0, false
@@ -63,9 +58,7 @@ func compactHeight(body []byte) (uint64, bool) {
 	return height, true
 }
 
-// judgeStrictly is judge without the shortcut for the common answer: it
-// decodes any body as JSON and checks every rule, so its verdict, and its
-// error when it refuses, are judge's.
+// judgeStrictly is judge without the shortcut for the common answer.
 func judgeStrictly(body []byte, s *secrets) (uint64, error) {
 	if len(body) > maxBody {
 		return 0, badAnswer(s, "answer larger than %d bytes", maxBody)
@@ -103,9 +96,8 @@ func judgeStrictly(body []byte, s *secrets) (uint64, error) {
 	return height, nil
 }
 
-// decodeObject requires body to be exactly one JSON object, optionally
-// surrounded by white space, with no member named twice, and returns its
-// members undecoded.
+// decodeObject requires body to be exactly one JSON object, white space
+// around it aside, naming no member twice, and returns its members.
 func decodeObject(body []byte, s *secrets) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -135,6 +127,7 @@ func decodeObject(body []byte, s *secrets) (map[string]json.RawMessage, error) {
 	}
 	return members, nil
 }
+
 // rpcError decodes a JSON-RPC error member: an object whose code is an
 // int and whose message, when it has one, is a string. It returns the
 // RPCError that the member is, and whether it had a message, or nil for
@@ -155,11 +148,8 @@ func rpcError(raw json.RawMessage, s *secrets) (*RPCError, bool) {
 }
 
 // errorObject reads the body of an answer whose status is not 200 as a
-// JSON-RPC 2.0 error object: exactly one JSON object, within maxBody,
-// whose "jsonrpc" is the string "2.0", whose "id" is the number 1 or null
-// (gateways answer errors with a null id), and whose "error" is an object
-// with an integer "code" and, if it has one, a string "message". It
-// returns that error, and nil for any other body.
+// JSON-RPC 2.0 error object, as StatusError.RPC says (gateways answer
+// errors with a null id), and returns nil for any other body.
 func errorObject(body []byte, s *secrets) *RPCError {
 	// Most bodies that are not JSON (an HTML page, plain text) fail here,
 	// before a decoder is made.
@@ -177,9 +167,8 @@ func errorObject(body []byte, s *secrets) *RPCError {
 	return e
 }
 
-// isVersion2 reports whether raw, a member's undecoded JSON text, is the
-// string "2.0", written plainly or with escapes. The plain form, which
-// every provider sends, is compared without decoding.
+// isVersion2 reports whether raw, a member's JSON text, is the string
+// "2.0"; the plain form that providers send is compared without decoding.
 func isVersion2(raw json.RawMessage) bool {
 	if string(raw) == `"2.0"` {
 		return true
@@ -203,9 +192,8 @@ func shownMember(raw json.RawMessage, s *secrets) string {
 // sent.
 const maxQuoted = 100
 
-// badAnswer is the failure of an answer that breaks the rules a probe
-// checks, in words that format and args give, with the finished message
-// masked.
+// badAnswer is the failure of an answer that breaks a rule, in words that
+// format and args give, the message masked.
 func badAnswer(s *secrets, format string, args ...any) error {
 	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
 }

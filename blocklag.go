@@ -1,16 +1,12 @@
 // Package blocklag tells which Ethereum JSON-RPC providers are lagging, so
 // that a failnext transport can skip them.
 //
-// A [Monitor] holds a fixed set of providers. Each call to [Monitor.Check]
-// asks every provider for eth_blockNumber at once, takes a reference height
-// from the answers, and publishes a snapshot in which a provider is eligible
-// when it answered correctly and is at most [Config.MaxLag] blocks behind the
-// reference. The reference is the highest height or, with [Config.Quorum]
-// above one, the Quorum-th highest, so that one provider reporting an absurd
-// height cannot make every other one look behind. With [Config.ChainID] set,
-// a provider's height counts only once it has confirmed that chain through
-// eth_chainId. [Monitor.Eligible] answers from the last published snapshot,
-// and has the type of the Eligible field of [failnext.Config]:
+// A [Monitor] holds a fixed set of providers. Each [Monitor.Check] asks
+// every provider for eth_blockNumber at once, takes the highest height (or,
+// with [Config.Quorum], the Quorum-th highest) as reference, and publishes
+// a snapshot in which a provider is eligible when it answered correctly
+// and is at most [Config.MaxLag] blocks behind it. [Monitor.Eligible]
+// answers from that snapshot, as the Eligible field of [failnext.Config]:
 //
 //	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
 //	...
@@ -53,23 +49,16 @@ type Monitor struct {
 	// turn holds one token while a Check runs: a channel rather than a
 	// sync.Mutex, so that a Check waiting for its turn can give up.
 	turn chan struct{}
-
 	// confirmed[i] is set once endpoint i has answered eth_chainId with
 	// chainID. Only the Check holding turn reads and writes it, before
 	// the probes start and after they have all finished.
 	confirmed []bool
-
 	// current is the snapshot in force. New stores the fail-open one, then
 	// only the Check holding turn stores; Eligible and Status load it at
 	// any time, and a loaded snapshot never changes.
 	current atomic.Pointer[snapshot]
-
-	// now stamps each Check and times its probes: time.Now, which tests
-	// replace before they Check.
-	now func() time.Time
-
-	// counts is what Stats reports: the Check holding turn adds to it.
-	counts counts
+	now     func() time.Time // stamps Checks and times probes: time.Now, which tests replace before they Check
+	counts  counts           // what Stats reports: the Check holding turn adds to it
 }
 
 // New validates cfg and returns a Monitor in which every configured endpoint

@@ -18,72 +18,60 @@ import (
 // tolerates. Pass the same Endpoints to [failnext.Config] so that the IDs
 // agree. [New] says which values it rejects.
 type Config struct {
-	// Endpoints lists the providers, each an Ethereum HTTP JSON-RPC URL under
-	// a unique ID. New copies the slice. A URL may carry an API key in its
-	// userinfo, path or query; no message shows it ([ProbeError] says
-	// which parts count as secrets).
+	// Endpoints lists the providers, each an Ethereum HTTP JSON-RPC URL
+	// under a unique ID; New copies the slice. A URL may carry an API key
+	// in its userinfo, path or query: no message shows it (see [ProbeError]).
 	Endpoints []failnext.Endpoint
 
 	// MaxLag is how many blocks a provider may be behind the reference height
 	// and still be eligible. Zero keeps only the providers at the reference.
 	MaxLag uint64
 
-	// Base sends blocklag's own probes. Nil means [http.DefaultTransport].
-	// blocklag never closes or reconfigures it: the caller owns it.
+	// Base sends blocklag's own probes; nil means [http.DefaultTransport].
+	// blocklag never closes or reconfigures it. A Base must send each probe
+	// to the URL it was given, give up when the request's context ends,
+	// and allow an answer's body to be closed while it is read. It must
+	// never be or route through the failnext transport: a probe that fails
+	// over measures another provider under the wrong ID.
 	//
-	// A Base must send each probe to the URL it was given and give up when
-	// the request's context ends. It must never be the failnext transport,
-	// nor route through one: a probe that fails over is answered by another
-	// provider, whose height is then judged under the wrong ID.
-	//
-	// Every goroutine of blocklag's ends before Check returns, but an
-	// [http.Transport] may not: since Go 1.23 it finishes in the background
-	// a dial (TCP, a proxy's CONNECT, TLS) that a cancelled probe started,
-	// within its own dial and TLS timeouts. So derive a Base from
-	// http.DefaultTransport's Clone, which keeps them, rather than from a
-	// bare &http.Transport{}, which has none.
+	// Every goroutine of blocklag's ends before Check returns, but since Go
+	// 1.23 an [http.Transport] finishes in the background, within its own
+	// dial and TLS timeouts, a dial that a cancelled probe started. So
+	// derive a Base from http.DefaultTransport's Clone, which keeps those
+	// timeouts, not from a bare &http.Transport{}, which has none.
 	Base http.RoundTripper
 
-	// ProbeTimeout, when positive, bounds each probe on its own. A probe
-	// that runs out fails with a [*ProbeError] that says it timed out and
-	// wraps [context.DeadlineExceeded], and the other probes' results
-	// stand. Check already ends every probe a margin before its context's
-	// deadline, so ProbeTimeout helps where that does not reach: under a
-	// context without a deadline, or to give up on one provider sooner
-	// than the Check's time allows. A value at or above the context's
-	// timeout changes nothing, and one below a provider's normal latency
-	// makes that provider flap. Zero means no per-probe limit; negative
-	// values are rejected by New.
+	// ProbeTimeout, when positive, bounds each probe on its own: one that
+	// runs out fails as timed out, wrapping [context.DeadlineExceeded],
+	// and the others' results stand. It gives up on a hung provider sooner
+	// than the margin before the Check's deadline does, or under a context
+	// without one; a value below a provider's normal latency makes it
+	// flap. Zero means no limit of its own.
 	ProbeTimeout time.Duration
 
-	// Quorum, when above one, takes the reference height as the Quorum-th
-	// highest successful height (or the lowest one, when fewer probes
-	// succeeded), so that a single provider reporting an absurd height cannot
-	// make every honest one look behind. With only Quorum providers, lag
-	// detection is effectively off, since the reference is then the lowest
-	// height. Zero or one means the highest height; negative values are
-	// rejected by New.
+	// Quorum, when above one, takes as reference the Quorum-th highest
+	// successful height (the lowest, when fewer probes succeeded), so that
+	// one provider reporting an absurd height cannot make every honest one
+	// look behind. With only Quorum providers the reference is the lowest
+	// height, and lag goes unseen. Zero or one means the highest height.
 	Quorum int
 
 	// ChainID, when non-zero, is the chain every provider must serve (1 for
-	// Ethereum mainnet). A provider's height counts only once it has answered
-	// eth_chainId with this value; until then each Check also asks it, and a
-	// provider that names another chain or fails to answer fails its probe in
-	// that Check. A confirmation is kept for the Monitor's lifetime, and is
-	// recorded even by a Check that publishes nothing. Zero means no chain
-	// check: eth_chainId is never sent.
+	// Ethereum mainnet). A provider's height counts only once it has
+	// answered eth_chainId with it; until then each Check asks, and one
+	// that names another chain or does not answer fails its probe. A
+	// confirmation lasts the Monitor's lifetime, even one made in a Check
+	// that publishes nothing. Zero means eth_chainId is never sent.
 	ChainID uint64
 }
 
-// endpoint is a validated provider: its ID, and its URL as configured,
-// which every probe requests and whose secrets newSecrets finds.
+// endpoint is a validated provider, its URL as configured.
 type endpoint struct {
 	id  failnext.EndpointID
 	url string
 }
 
-// validate checks cfg and returns the endpoints in configured order. Its
-// errors name an endpoint by index and ID and never repeat its URL.
+// validate checks cfg as New's doc says and returns the endpoints.
 func (cfg *Config) validate() ([]endpoint, error) {
 	switch {
 	case len(cfg.Endpoints) == 0:
@@ -122,10 +110,8 @@ func printableID(id failnext.EndpointID) bool {
 }
 
 // checkURL applies failnext.New's URL rules, and a few more that catch
-// common mistakes. Its errors say what is wrong and what to do about it.
-// They quote no part of the URL but the scheme, made of characters that
-// cannot hold a secret's text: never the user name, password, host, path,
-// query or port digits, nor a piece of them such as a bad escape.
+// common mistakes, in errors that say what to do and quote of the URL at
+// most its scheme, which cannot hold a secret.
 func checkURL(raw string) error {
 	if strings.TrimSpace(raw) != raw {
 		return errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")

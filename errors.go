@@ -20,7 +20,7 @@ import (
 // Its message names the endpoint and says what failed. Text that blocklag
 // did not write (a value or message from the provider, a transport error's
 // text, the ID) is shown only in printable ASCII without '"', '\\', '<',
-// '>' and '&': a '"' shows as '\'', and any other character outside that
+// '>' and '&': a '"' shows as '\”, and any other character outside that
 // alphabet, non-ASCII included, as '?'. Every quoting a log applies writes
 // such text as it is, so none of it can break a line, pass for the
 // message's own words, or, once quoted, spell a secret. It stands between
@@ -41,22 +41,18 @@ type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
 
-	// Err says why. It wraps a [*StatusError], a [*RPCError], a
+	// Err says why. It wraps a [*StatusError], [*RPCError],
 	// [*ChainIDError] or [ErrBadAnswer] when the provider answered but not
-	// as required, and for a timeout [context.DeadlineExceeded]. An error
-	// from Config.Base is never kept itself: its text is read
-	// once, when the probe fails, and Err wraps only stand-ins for the
-	// standard errors it matched (the context errors,
-	// [os.ErrDeadlineExceeded], [io.ErrUnexpectedEOF], [io.EOF], a
-	// [syscall.Errno], and a [net.Error] that keeps Timeout), looking at
-	// no more than the first 64 errors of its chain. A Base's own error
-	// types are therefore not reachable with [errors.As]: their methods
-	// could show what the message hides, or change later.
+	// as required, and [context.DeadlineExceeded] for a timeout. An error
+	// from Config.Base is never kept: its text is read once, and Err wraps
+	// only stand-ins for the standard errors that the first 64 errors of
+	// its chain matched (the context errors, [os.ErrDeadlineExceeded],
+	// [io.ErrUnexpectedEOF], [io.EOF], a [syscall.Errno], a [net.Error]
+	// keeping Timeout), since its own methods could show what the message
+	// hides.
 	Err error
 
-	// secrets are the Monitor's, which Check sets; nil in a ProbeError built
-	// by hand, whose message then masks nothing.
-	secrets *secrets
+	secrets *secrets // the Monitor's, set by Check; nil in one built by hand
 }
 
 // Error reads `blocklag: endpoint "ID": ` and then Err's text. In a
@@ -69,8 +65,7 @@ func (e *ProbeError) Error() string {
 	return e.secrets.mask("blocklag: " + e.line())
 }
 
-// line is the message without its prefix, unmasked: how a CheckError
-// lists it.
+// line is the message without its prefix, unmasked, as CheckError lists it.
 func (e *ProbeError) line() string {
 	if e == nil {
 		return "nil ProbeError"
@@ -88,10 +83,9 @@ func (e *ProbeError) line() string {
 // Unwrap returns the reason the probe failed.
 func (e *ProbeError) Unwrap() error { return e.Err }
 
-// Reason classifies the failure by the codes in Err alone, never by message
-// text: the first of the Reason constants, in the order they are listed,
-// whose description matches. A nil *ProbeError, like one without Err,
-// is ReasonTransport.
+// Reason classifies the failure by the codes in Err, never by its text:
+// the first Reason constant, in the order listed, whose description
+// matches. A nil *ProbeError, like one without Err, is ReasonTransport.
 func (e *ProbeError) Reason() Reason {
 	if e == nil {
 		return ReasonTransport
@@ -122,8 +116,7 @@ func (e *ProbeError) Reason() Reason {
 	return ReasonTransport
 }
 
-// Reason is a kind of probe failure, as [ProbeError.Reason] tells it. Its
-// values are fit for a metric label.
+// Reason is a kind of probe failure, fit for a metric label.
 type Reason string
 
 // The kinds of probe failure.
@@ -138,29 +131,22 @@ const (
 	ReasonTransport    Reason = "transport"    // anything else: dial, TLS, a cut connection, a Base's own error
 )
 
-// CheckError is what [Monitor.Check] returns whenever a probe failed. Its
-// message is one line: how many probes of how many failed, whether the
-// verdicts were published, and each ProbeError's message.
+// CheckError is what [Monitor.Check] returns whenever a probe failed.
 type CheckError struct {
 	// Errors has one *ProbeError per failed endpoint, in configured order.
 	Errors []*ProbeError
 
-	// Published reports whether the Check published a snapshot, which it
+	// Published reports whether the Check published a snapshot, as it
 	// does when at least one probe succeeded.
 	Published bool
 
-	// probes is how many endpoints the Check probed; zero in a CheckError
-	// not made by Check, whose message then counts only Errors.
-	probes int
-
-	// secrets are the Monitor's, which Check sets, as in ProbeError.
-	secrets *secrets
+	probes  int      // how many endpoints Check probed; 0 in one built by hand
+	secrets *secrets // as in ProbeError
 }
 
-// Error reads, for example, `blocklag: 2 of 3 probes failed, verdicts
-// published: endpoint "a": HTTP status 429; endpoint "b": timed out after
-// 2s`: "blocklag:" once, then each ProbeError's message without that
-// prefix, separated by "; ".
+// Error is one line, "blocklag:" once and then each ProbeError's message
+// without it: `blocklag: 2 of 3 probes failed, verdicts published:
+// endpoint "a": HTTP status 429; endpoint "b": timed out after 2s`.
 func (e *CheckError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, ", len(e.Errors), max(e.probes, len(e.Errors)))
@@ -180,8 +166,7 @@ func (e *CheckError) Error() string {
 	return e.secrets.mask(b.String())
 }
 
-// Unwrap returns the ProbeErrors, so that [errors.Is] and [errors.As] look
-// through each of them.
+// Unwrap returns the ProbeErrors, for [errors.Is] and [errors.As].
 func (e *CheckError) Unwrap() []error {
 	errs := make([]error, len(e.Errors))
 	for i, pe := range e.Errors {
@@ -191,36 +176,27 @@ func (e *CheckError) Unwrap() []error {
 }
 
 // StatusError reports that a provider answered with an HTTP status other
-// than 200; a redirect is one, whatever its Location holds, since probes
-// follow none. Its fields hold only numbers and the already-safe text of
-// an RPCError.
+// than 200, a redirect included.
 type StatusError struct {
 	StatusCode int
 
-	// RetryAfter is how long the answer's Retry-After header asked us to
-	// wait: its number of seconds, or the time from the answer's Date
-	// header (or, without a readable one, from the Check's clock) to its
-	// HTTP-date, in any of the three forms [http.ParseTime] reads. It is 0
-	// when the header is absent, unreadable or in the past, and never
-	// negative: a value too large for a Duration is the largest Duration.
-	// blocklag itself never waits: the next Check probes as usual.
+	// RetryAfter is the answer's Retry-After header: its seconds, or the
+	// time from the answer's Date header (else the Check's clock) to its
+	// HTTP-date in any form [http.ParseTime] reads. 0 when absent,
+	// unreadable or past; a value too large is the largest Duration.
+	// blocklag itself never waits.
 	RetryAfter time.Duration
 
-	// RPC is the JSON-RPC error that the answer's body carried, when the
-	// body was a JSON-RPC 2.0 error object ("jsonrpc" the string "2.0",
-	// "id" the number 1 or null, and an "error" object whose "code" is an
-	// integer and whose "message", if any, a string) within the limits
-	// every answer keeps: at most 4096 bytes, and as long as its
-	// Content-Length states. Nil for any other body.
+	// RPC is the error of a body that was a JSON-RPC 2.0 error object
+	// ("id" 1 or null, an "error" with an integer "code" and, if any, a
+	// string "message") within the limits of any answer; nil otherwise.
 	RPC *RPCError
 
 	secrets *secrets // as in ProbeError
 }
 
-// Error reads "HTTP status 503", then, when RPC is set, ": " and RPC's
-// text, then, when RetryAfter is set, ", retry after " and the duration:
-//
-//	HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s
+// Error reads "HTTP status 503", then RPC's text and the RetryAfter when
+// set: `HTTP status 429: RPC error -32005: "limit exceeded", retry after 1m0s`.
 func (e *StatusError) Error() string {
 	msg := "HTTP status " + strconv.Itoa(e.StatusCode)
 	if e.RPC != nil {
@@ -232,9 +208,7 @@ func (e *StatusError) Error() string {
 	return e.secrets.mask(msg)
 }
 
-// Unwrap returns RPC when it is set, and nil otherwise, so that
-// [errors.As] finds the *RPCError inside a StatusError, and go-ethereum's
-// rpc.Error interface its code.
+// Unwrap returns RPC, or nil when it is not set.
 func (e *StatusError) Unwrap() error {
 	if e.RPC == nil {
 		return nil // not a nil *RPCError, which errors.As would find
@@ -254,14 +228,13 @@ type RPCError struct {
 	secrets *secrets // as in ProbeError
 }
 
-// Error reads `RPC error -32005: "limit exceeded"`. Message is shown as
-// outside text; that changes nothing of a Message that a probe set.
+// Error reads `RPC error -32005: "limit exceeded"`, Message shown as
+// outside text (which changes nothing of one that a probe set).
 func (e *RPCError) Error() string {
 	return e.secrets.mask("RPC error " + strconv.Itoa(e.Code) + `: "` + reduce(e.Message) + `"`)
 }
 
-// ErrorCode returns Code, so that go-ethereum's rpc.Error interface finds
-// an RPCError too.
+// ErrorCode returns Code, as go-ethereum's rpc.Error interface asks.
 func (e *RPCError) ErrorCode() int { return e.Code }
 
 // ChainIDError reports that, with Config.ChainID set, a provider answered
@@ -277,11 +250,8 @@ func (e *ChainIDError) Error() string {
 	return e.secrets.mask(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
 }
 
-// ErrBadAnswer is matched, through [errors.Is], by every failure of an
-// answer to break the rules a probe checks: a body over 4096 bytes or longer
-// than its stated Content-Length, one that is not a single JSON object, a
-// jsonrpc that is not "2.0", an id that is not the number 1, a missing or
-// malformed result, a malformed error member; for an eth_chainId answer
-// too. A body that ends before its stated length cannot be told from a cut
-// connection, and fails as a transport error wrapping [io.ErrUnexpectedEOF].
+// ErrBadAnswer is matched, through [errors.Is], by every answer that breaks
+// the rules of [Monitor.Check] (an eth_chainId one too). A body that ends
+// before its stated length cannot be told from a cut connection, and fails
+// as a transport error wrapping [io.ErrUnexpectedEOF].
 var ErrBadAnswer = errors.New("bad answer")

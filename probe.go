@@ -13,18 +13,16 @@ import (
 	"time"
 )
 
-// blockNumberRequest is the body of every height probe. The id never
-// changes, so a provider that answers every request with id 1, whatever the
-// request carried, is still judged on its height.
-const blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
-
-// chainIDRequest asks a provider which chain it serves. Like the height
-// probe, it always carries id 1.
-const chainIDRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+// The bodies of the two requests a probe sends. The id never changes, so a
+// provider that answers every request with id 1 is still judged.
+const (
+	blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+	chainIDRequest     = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+)
 
 // userAgent names blocklag to providers, so that their dashboards tell its
-// probes from the application's reads: "failnext-blocklag", then "/" and
-// the module's version when the build records one.
+// probes from the application's reads, with the module's version when the
+// build records one.
 var userAgent = func() string {
 	const module = "github.com/yermakovsa/failnext-blocklag"
 	if info, ok := debug.ReadBuildInfo(); ok {
@@ -38,10 +36,8 @@ var userAgent = func() string {
 }()
 
 // probe asks one provider for its height and, when askChain is set, for
-// its chain ID at the same time, both under one ProbeTimeout. A chain ID
-// failure or mismatch fails the probe whatever the height answer was, since
-// a height from another chain means nothing here. Errors describe the
-// failure without the provider's URL; Check wraps them in a *ProbeError.
+// its chain ID beside it, both under one ProbeTimeout. A chain ID failure
+// or mismatch fails the probe whatever the height was.
 func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -64,14 +60,12 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 	return o
 }
 
-// errProbeTimeout is the cause of a probe's own deadline. It tells that
-// deadline apart from the end of the Check's time, whose cause is an
-// *outOfCheckTime, and from the end of the Check's context.
+// errProbeTimeout is the cause of a probe's own deadline, which tells it
+// from the end of the Check's time (an *outOfCheckTime) and of its context.
 var errProbeTimeout = errors.New("probe timeout")
 
-// outOfCheckTime is the cause of the deadline that ends a Check's probes a
-// margin before the Check's own (see withinCheckTime): sendError finds it
-// to say so. after is how long the probes had.
+// outOfCheckTime is the cause of the deadline that withinCheckTime sets;
+// after is how long the probes had.
 type outOfCheckTime struct{ after time.Duration }
 
 func (e *outOfCheckTime) Error() string {
@@ -79,9 +73,7 @@ func (e *outOfCheckTime) Error() string {
 }
 
 // confirmChain returns nil when the provider reports Config.ChainID as its
-// chain ID, and otherwise says why not. It sends the request and judges the
-// answer exactly as the height probe does. A mismatch shows both IDs in
-// decimal, as users configure them, with the hex the provider sent.
+// chain ID, judged as the height is, and otherwise says why not.
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	id, err := m.fetch(ctx, ep, chainIDRequest)
 	if err != nil {
@@ -93,22 +85,14 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	return nil
 }
 
-// fetch posts one JSON-RPC request to ep through Config.Base and returns
-// the quantity its answer carries. It calls the Base's RoundTrip itself,
-// with Basic auth from the URL's userinfo as http.Client would set it, so
-// that nothing is redirected and no error quotes the URL. It reads at most
-// maxBody+1 bytes of any answer, whatever its status, and always closes
-// the response body, at the latest when ctx ends. A body of another length
-// than its Content-Length fails a 200 answer; otherwise judge decides on
-// it. Any other status fails the probe as a *StatusError, whatever its
-// body (see statusError). A request cut short by the probe's own deadline,
-// or by the end of the Check's time, fails with an error that says so and
-// wraps context.DeadlineExceeded.
+// fetch posts one request to ep and returns the quantity its answer
+// carries, by the rules that Check's doc states. It calls the Base's
+// RoundTrip itself, with Basic auth from the URL's userinfo as http.Client
+// would set it, so that nothing is redirected and no error quotes the URL.
 func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
 	if err != nil {
-		// New parsed the same URL, so this cannot happen; the error itself
-		// would quote the URL, so it is not passed on.
+		// New parsed the URL, so this cannot happen; the error would quote it.
 		return 0, errors.New("cannot build the request")
 	}
 	req.Header = http.Header{
@@ -169,11 +153,9 @@ func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 	}
 }
 
-// readBody reads at most maxBody+1 bytes of resp's body. When the response
-// states a length and the body, within maxBody bytes, is not that long, it
-// fails: as a bad answer when the body is longer, and when it is shorter
-// with io.ErrUnexpectedEOF, as a cut connection does, since the two cannot
-// be told apart. A failure to read fails it as sendError says.
+// readBody reads at most maxBody+1 bytes of resp's body. A body, within
+// maxBody, not as long as the response states fails: as a bad answer when
+// longer, and when shorter with io.ErrUnexpectedEOF, as a cut connection.
 func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
@@ -190,34 +172,24 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 	return body, nil
 }
 
-// statusError is the failure of an answer whose status is not 200. The
-// status is the failure whatever the body holds, but when the body, read
-// whole within the limits (nil when it was not), is a JSON-RPC error
-// object, the StatusError keeps that error too: Infura, for one, says in
-// the body of its 429 which limit ran out. A body that is anything else,
-// or that broke a limit, leaves a plain StatusError, never a bad answer or
-// a transport failure.
+// statusError is the failure of an answer whose status is not 200,
+// whatever its body (nil when it broke a limit): a JSON-RPC error object
+// in it, as Infura sends with its 429, is kept.
 func (m *Monitor) statusError(resp *http.Response, body []byte) *StatusError {
 	se := &StatusError{StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, m.now), secrets: m.secrets}
 	se.RPC = errorObject(body, m.secrets)
 	return se
 }
 
-// retryAfter reads h's Retry-After header: a number of seconds, or an
-// HTTP-date in any form that http.ParseTime reads, taken relative to h's
-// Date header when that is readable and to now() otherwise (a clock that
-// only the dated form needs). It is 0 when the header is absent,
-// unreadable or in the past, and a value too large for a Duration is the
-// largest Duration, never one that wrapped around.
+// retryAfter reads h's Retry-After header as StatusError.RetryAfter says.
 func retryAfter(h http.Header, now func() time.Time) time.Duration {
 	value := h.Get("Retry-After")
 	if value == "" {
 		return 0
 	}
 	if strings.Trim(value, "0123456789") == "" {
-		// Only digits: delay-seconds. ParseUint fails only when the
-		// number is out of range, and then it is too large for any
-		// Duration.
+		// Only digits: delay-seconds, which ParseUint fails only when too
+		// large for any Duration.
 		seconds, err := strconv.ParseUint(value, 10, 64)
 		if err != nil || seconds > uint64(math.MaxInt64/time.Second) {
 			return math.MaxInt64
@@ -244,9 +216,8 @@ func statesLength(resp *http.Response) bool {
 }
 
 // sendError explains why sending a request or reading its answer failed,
-// after the words doing (none when empty): the probe's own timeout, or the
-// end of the Check's time, when that is what ended it, and otherwise
-// transportError's fixed copy of err.
+// after the words doing: the probe's timeout or the end of the Check's
+// time when that is what ended it, else transportError's copy of err.
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {
@@ -262,9 +233,8 @@ func (m *Monitor) sendError(ctx context.Context, doing string, err error) error 
 	return err
 }
 
-// prefix puts before err a few words that say what failed. The message
-// is masked whole, once: the words and err's text together may show what
-// neither shows alone.
+// prefix puts before err a few words that say what failed, masking the
+// message whole: the two together may show what neither shows alone.
 func prefix(words string, err error, s *secrets) error {
 	return &prefixed{msg: s.mask(words + ": " + err.Error()), err: err}
 }
@@ -277,4 +247,3 @@ type prefixed struct {
 
 func (e *prefixed) Error() string { return e.msg }
 func (e *prefixed) Unwrap() error { return e.err }
-

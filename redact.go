@@ -7,44 +7,23 @@ import (
 	"unicode"
 )
 
-// secrets finds the secret forms of every configured endpoint in a text
-// in the shown alphabet: the forms that ProbeError's documentation lists,
-// each reduced as text is. Each endpoint's messages mask all endpoints'
-// secrets, since endpoints of one provider share hosts, connections and
-// Bases, so that one's error may quote another's request. New builds it;
-// it is read-only afterwards, and so safe for concurrent use. A nil
-// *secrets holds none.
+// secrets finds, in a text in the shown alphabet, the forms of every
+// endpoint's secrets that ProbeError's documentation lists, each reduced
+// as text is: every endpoint's messages mask all endpoints' secrets, since
+// endpoints of one provider share hosts, connections and Bases. New builds
+// it, read-only afterwards; a nil *secrets holds none.
 //
-// The forms make up an Aho-Corasick automaton: a trie of the forms in
-// which each state also knows where to fall back when the text stops
-// matching. Finding every form then takes one pass over a text, at most
-// two steps per byte however many forms there are, so a message costs the
-// same with a thousand endpoints as with two. State 0 is the empty string;
-// every other state is a non-empty prefix of some form, and states are
-// numbered in order of length.
+// The forms make up an Aho-Corasick automaton: a trie in which each state
+// also knows where to fall back when the text stops matching, so that one
+// pass over a text, at most two steps per byte, finds every form however
+// many endpoints there are. State 0 is the empty string, every other state
+// a non-empty prefix of some form, numbered in order of length.
 type secrets struct {
-	// next holds the trie's edges: next[edge(s, c)] is the state for s's
-	// prefix followed by the byte c. One map for all states, since most
-	// states have a single edge.
-	next map[uint32]int32
-
-	// root[c] is the edge from the empty string by c, or 0: a text mostly
-	// steps from there, so those steps skip the map.
-	root [256]int32
-
-	// fail[s] is the state of the longest proper suffix of s's prefix
-	// that is a state too: where matching goes on when s has no edge for
-	// the next byte.
-	fail []int32
-
-	// longest[s] is the length of the longest form that ends s's prefix,
-	// or 0. Every other form ending there is a suffix of that one, so
-	// masking the longest masks them all.
-	longest []int32
-
-	// reach is the length of the longest form as written, before it was
-	// reduced: how far past the bytes it shows a clipped text is read.
-	reach int
+	next    map[uint32]int32 // next[edge(s, c)]: the state of s's prefix and then c; one map, as most states have one edge
+	root    [256]int32       // the edges from state 0, where a text mostly steps, kept out of the map
+	fail    []int32          // fail[s]: the state of the longest proper suffix of s's prefix that is one
+	longest []int32          // longest[s]: the longest form ending s's prefix, which holds any other one ending there; or 0
+	reach   int              // the longest form as written, before it was reduced: how far past a clip a text is read
 }
 
 // edge is the key in secrets.next of the edge from state s by byte c.
@@ -59,7 +38,7 @@ func newSecrets(rawURLs []string) *secrets {
 	parent, via := []int32{0}, []byte{0} // the edge that made each state
 	type growing struct {
 		form  string
-		state int32 // the state of the form's bytes added so far
+		state int32 // that of the form's bytes added so far
 	}
 	var live []growing
 	for _, raw := range rawURLs {
@@ -107,9 +86,7 @@ func newSecrets(rawURLs []string) *secrets {
 }
 
 // step returns the state that state moves to on byte c: its edge for c,
-// or else that of the longest suffix that has one, or else the empty
-// string. Each fall back shortens the match, so a text takes at most two
-// steps per byte in all.
+// else that of its longest suffix that has one, else 0.
 func (s *secrets) step(state int32, c byte) int32 {
 	for state != 0 {
 		if child, ok := s.next[edge(state, c)]; ok {
@@ -121,9 +98,9 @@ func (s *secrets) step(state int32, c byte) int32 {
 }
 
 // spans returns the stretches of text that show a form, as [start, end)
-// pairs in order; stretches that overlap or touch are merged into one. A
-// marker that text already holds is skipped whole, so that masking again
-// what was masked changes nothing, even for a one-letter password.
+// pairs in order, merging those that overlap or touch. A marker that text
+// holds is skipped whole, so that masking again changes nothing, even for
+// a one-letter password.
 func (s *secrets) spans(text string) [][2]int {
 	if s == nil || len(s.fail) == 1 {
 		return nil
@@ -150,17 +127,16 @@ func (s *secrets) spans(text string) [][2]int {
 	return spans
 }
 
-// mask is text with every stretch that spans finds shown as the marker:
-// the last step of every message, so that nothing blocklag wrote beside
+// mask shows every stretch of text that spans finds as the marker: the
+// last step of every message, so that nothing blocklag wrote beside
 // outside text (a number, "...") completes a secret.
 func (s *secrets) mask(text string) string {
 	masked, _ := s.masked(text, len(text))
 	return masked
 }
 
-// masked is text with the spans that begin within its first n bytes shown
-// as the marker, cut after n bytes or after the last of those spans,
-// whichever is later. It reports whether it left anything out.
+// masked is mask for the spans that begin within text's first n bytes,
+// cut after n bytes or the last of them, and whether it left anything out.
 func (s *secrets) masked(text string, n int) (string, bool) {
 	spans := s.spans(text)
 	if spans == nil && n >= len(text) {
@@ -181,13 +157,12 @@ func (s *secrets) masked(text string, n int) (string, bool) {
 	return b.String(), end < len(text)
 }
 
-// piece shows outside text as a message holds it between quotes: reduced
-// to the shown alphabet, masked, and clipped to what its first limit bytes
-// show, then "..." when anything was left out. Of text it reads only limit
-// bytes and as far again as the longest form, enough to mask whole every
-// secret that begins within the limit; a text of megabytes costs what a
-// short one does. The result is masked once more as it reads, dots
-// included, since they might complete a secret.
+// piece shows outside text as a message holds it between quotes: reduced,
+// masked and clipped to what its first limit bytes show, then "..." when
+// anything was left out. It reads only limit bytes and as far again as the
+// longest form, enough to mask whole a secret that begins within the
+// limit, so a text of megabytes costs what a short one does. The result is
+// masked again, since the dots might complete a secret.
 func (s *secrets) piece(text string, limit int) string {
 	var reach int
 	if s != nil {
@@ -202,22 +177,17 @@ func (s *secrets) piece(text string, limit int) string {
 	return s.mask(shown)
 }
 
-// minAlone and minAloneWithoutDigit are how long, in bytes as written in
-// the URL, a path segment or a query value must be to count as a secret on
-// its own: hosted providers' keys are long and hold digits, while the
-// words of their URL formats (v3, mainnet, ethereum, ?network=ethereum)
-// are short or letters only, and must stay readable in host names.
+// How long, as written, a path segment or query value must be to count as
+// a secret on its own: hosted keys are long and hold digits, while the
+// words of URL formats (v3, mainnet, ?network=ethereum) must stay readable
+// in host names.
 const (
 	minAlone             = 8
 	minAloneWithoutDigit = 20
 )
 
 // secretForms lists the forms of the secrets of the URL raw, as New
-// accepted it: its user name, password and whole user information, the
-// base64 of "user:password" that a Basic Authorization header carries
-// (with and without its padding), its path unless it is "/", its query,
-// and each path segment and query value that is long enough to count
-// alone. Each but the base64 comes in every spelling that spellings gives.
+// accepted it, that ProbeError's documentation lists.
 func secretForms(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -241,8 +211,7 @@ func secretForms(raw string) []string {
 		}
 	}
 	parts = append(parts, query)
-	// Servers may split a query at ';' as well as at '&'. A pair without
-	// '=' is a bare key, which some providers take as the API key.
+	// Servers may split a query at ';' too; a pair without '=' is a bare key.
 	for _, pair := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
 		_, value, found := strings.Cut(pair, "=")
 		if !found {
@@ -267,9 +236,8 @@ func appendAlone(parts []string, part string) []string {
 }
 
 // spellings are the ways a text may spell one part of a URL: as written,
-// percent-decoded as a path and as a query, each decoding escaped again as
-// a path and as a query, and every spelling with percent-escapes in upper-
-// and in lower-case hex digits.
+// decoded as a path and as a query, each decoding escaped again both ways,
+// and each with its percent-escapes in upper- and in lower-case hex.
 func spellings(written string) []string {
 	out := []string{written}
 	for _, unescape := range []func(string) (string, error){url.PathUnescape, url.QueryUnescape} {

@@ -285,7 +285,7 @@ func visibleAt(text, form string) int {
 	}
 }
 
-// Outside text is shown in the alphabet, whatever it holds: a '"' as '\'',
+// Outside text is shown in the alphabet, whatever it holds: a '"' as '\”,
 // and a control, DEL, a rune beyond ASCII or an invalid byte as one '?'.
 // So a provider cannot end the quotes early and write a failure of its
 // own into the line.

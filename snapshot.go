@@ -7,26 +7,16 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// snapshot is one set of verdicts together with what they rest on. Once
-// published it is never modified, so readers may use it without a lock, and
-// the next Check builds its successor from it.
+// snapshot is one set of verdicts with what they rest on. Once published
+// it is never modified, so readers need no lock.
 type snapshot struct {
-	// eligible has an entry for every configured ID. It is what Eligible
-	// reads, so that Eligible stays a single map lookup.
-	eligible map[failnext.EndpointID]bool
-
-	// status is the same verdicts with their heights, lags and errors, in
-	// configured order. Status hands out copies of it, never the original.
-	status Status
-
-	// highest holds each endpoint's high-water mark, in configured order:
-	// what the next Check compares its heights with.
-	highest []highWater
+	eligible map[failnext.EndpointID]bool // every configured ID: Eligible's one lookup
+	status   Status                       // the same verdicts, in configured order; Status hands out copies
+	highest  []highWater                  // each endpoint's high-water mark, which the next Check compares with
 }
 
 // highWater is the highest height one endpoint has reported in the
-// published Checks so far. Its zero value means that none has counted yet,
-// which differs from a highest height of 0.
+// published Checks so far; its zero value means none has counted yet.
 type highWater struct {
 	height  uint64
 	counted bool
@@ -36,8 +26,7 @@ type highWater struct {
 // before, or the first one to count.
 func (w highWater) above(height uint64) bool { return !w.counted || height > w.height }
 
-// failOpen is the snapshot in force until the first Check publishes: every
-// configured endpoint is eligible, and nothing has been measured.
+// failOpen is the snapshot in force until the first Check publishes.
 func failOpen(eps []endpoint, maxLag uint64) *snapshot {
 	s := newSnapshot(len(eps))
 	s.status.MaxLag = maxLag
@@ -57,7 +46,7 @@ func newSnapshot(n int) *snapshot {
 }
 
 // add records one endpoint's verdict in both views, so that they cannot
-// disagree, and its high-water mark beside them.
+// disagree, and its high-water mark.
 func (s *snapshot) add(e EndpointStatus, w highWater) {
 	s.eligible[e.ID] = e.Eligible
 	s.status.Endpoints = append(s.status.Endpoints, e)

@@ -1,7 +1,6 @@
 package blocklag
 
 import (
-	"encoding/json"
 	"log/slog"
 	"sync/atomic"
 
@@ -9,41 +8,36 @@ import (
 )
 
 // Stats counts what the Checks of one Monitor did since [New], published or
-// not. Status shows only the Check in force; Stats also sees the Checks
-// that publish nothing, such as those in which every provider rejects its
-// key.
+// not, so that it also sees the Checks that publish nothing, as when every
+// provider rejects its key. Its JSON and slog names are Status's.
 type Stats struct {
-	// Checks counts the Checks that sent probes. Each of them probes every
-	// endpoint once, so it is also each endpoint's number of probes. A
-	// Check that gave up waiting for its turn, or whose context was done
-	// before it could start, sent none and is not counted.
-	Checks uint64
+	// Checks counts the Checks that sent probes, each of them one to every
+	// endpoint; not one that gave up waiting for its turn or found its
+	// context done.
+	Checks uint64 `json:"checks"`
 
 	// Published counts those of them that published a snapshot.
-	Published uint64
+	Published uint64 `json:"published"`
 
 	// Endpoints has one entry per configured endpoint, in configured order.
-	Endpoints []EndpointStats
+	Endpoints []EndpointStats `json:"endpoints"`
 }
 
 // EndpointStats is one endpoint's part of a Stats.
 type EndpointStats struct {
 	// ID is the endpoint's configured ID.
-	ID failnext.EndpointID
+	ID failnext.EndpointID `json:"id"`
 
 	// Failures counts the endpoint's failed probes by [ProbeError.Reason],
-	// in every counted Check, those that were abandoned included (a probe
-	// that the cancellation itself cut short may or may not be counted).
-	// It holds every Reason, from 0, so that it also lists them.
-	Failures map[Reason]uint64
+	// abandoned Checks included (a probe that the cancel itself cut short
+	// may or may not count). It holds every Reason, from 0.
+	Failures map[Reason]uint64 `json:"failures"`
 }
 
 // Stats returns the counts so far, as a copy the caller may keep. It never
-// waits for a running Check and is safe for concurrent use. Every count
-// only grows, and within one Stats, Published is at most Checks and an
-// endpoint's failures add up to at most Checks; a Check that runs
-// meanwhile may be counted in part. A nil or zero Monitor returns the zero
-// Stats.
+// waits for a running Check, which it may count in part, and is safe for
+// concurrent use. Within one Stats, Published and each endpoint's failures
+// are at most Checks. A nil or zero Monitor returns the zero Stats.
 func (m *Monitor) Stats() Stats {
 	if m == nil || m.turn == nil {
 		return Stats{}
@@ -64,26 +58,6 @@ func (m *Monitor) Stats() Stats {
 	return st
 }
 
-// MarshalJSON gives the members checks, published and endpoints, each
-// endpoint with id and failures:
-//
-//	{"checks":12,"published":11,"endpoints":[{"id":"primary","failures":{"bad_answer":0,...}}]}
-func (s Stats) MarshalJSON() ([]byte, error) {
-	type endpoint struct {
-		ID       failnext.EndpointID `json:"id"`
-		Failures map[Reason]uint64   `json:"failures"`
-	}
-	out := struct {
-		Checks    uint64     `json:"checks"`
-		Published uint64     `json:"published"`
-		Endpoints []endpoint `json:"endpoints"`
-	}{Checks: s.Checks, Published: s.Published, Endpoints: make([]endpoint, len(s.Endpoints))}
-	for i, e := range s.Endpoints {
-		out.Endpoints[i] = endpoint(e)
-	}
-	return json.Marshal(out)
-}
-
 // LogValue makes a Stats log through log/slog as a group with checks,
 // published and a group endpoints holding one group per endpoint, keyed by
 // its ID as in [Status.LogValue], each with a group failures by reason.
@@ -102,10 +76,9 @@ func (s Stats) LogValue() slog.Value {
 		slog.Attr{Key: "endpoints", Value: slog.GroupValue(eps...)})
 }
 
-// counts is what Stats reads. Only the Check holding the turn adds to it,
-// and Stats reads it at any time, so every count is atomic; no lock is
-// taken, so that counting costs a Check next to nothing and Stats never
-// waits.
+// counts is what Stats reads. Only the Check holding the turn adds to it
+// and Stats reads it at any time, so every count is atomic: no lock, so
+// that counting costs next to nothing and Stats never waits.
 type counts struct {
 	checks    atomic.Uint64
 	published atomic.Uint64

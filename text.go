@@ -5,23 +5,13 @@ import (
 	"unicode/utf8"
 )
 
-// Outside text, the text blocklag did not write, reaches operators' logs
-// and terminals through Check's errors: a provider's values and RPC
-// messages, net/http's or a Base's error text (with a certificate's names
-// inside), an endpoint ID. It is shown only in the shown alphabet: the
-// printable ASCII characters but '"', '\\', '<', '>' and '&'. Each of
-// those is written as itself by every quoting a log applies (strconv.Quote,
-// encoding/json with or without HTML escapes, slog's handlers, ASCII-only
-// JSON), and '/' at worst gains a backslash, so no quoting can make shown
-// text break a line, end its quotes early, or spell a secret that the
-// text as shown does not spell.
-
-// shownByte reports whether c is in the shown alphabet.
+// shownByte reports whether c is in the shown alphabet that ProbeError's
+// doc states: one that every quoting a log applies writes as it is.
 func shownByte(c byte) bool {
 	return ' ' <= c && c <= '~' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }
 
-// reduce writes text in the shown alphabet: '"' as '\'', and every other
+// reduce writes text in the shown alphabet: '"' as '\”, and every other
 // character outside it (a control, DEL, a rune beyond ASCII, a byte that
 // is not valid UTF-8) as one '?'. Text already in the alphabet comes back
 // as it is, so reducing twice changes nothing.

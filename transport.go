@@ -7,25 +7,21 @@ import (
 	"os"
 )
 
-// transportError turns an error from Config.Base, or from reading an
-// answer's body, into one that is safe to show and that stays as it is.
-// err's text is read once, here, and shown as a piece of outside text; the
-// result never unwraps to err or to anything in its chain, only to
-// stand-ins for the standard errors that chain matched: a Base's error may
-// have an As or Format method, or a text that changes later, and any of
-// those could show what the message hides.
+// transportError turns an error from Config.Base, or from reading a body,
+// into one that is safe to show and stays as it is: err's text is read
+// once, as outside text, and the result unwraps only to stand-ins for the
+// standard errors that err's chain matched, never to err, whose As or
+// Format method, or a text that changes, could show what the message hides.
 func transportError(err error, s *secrets) error {
 	return &redactedError{msg: `"` + s.piece(err.Error(), maxTransportText) + `"`, inner: standIns(err)}
 }
 
 // maxTransportText is how many bytes a message gives a transport error's
-// text: more than a provider's value gets, since net/http's own
-// explanation comes ahead of any answer bytes it cites.
+// text: net/http's explanation comes before any answer bytes it cites.
 const maxTransportText = 300
 
-// redactedError is a transport error reduced to its shown text and the
-// stand-ins that errors.Is and errors.As still need to tell a timeout, a
-// cancellation, a cut-off answer or a refused connection.
+// redactedError is a transport error reduced to its shown text and its
+// stand-ins.
 type redactedError struct {
 	msg   string
 	inner []error
@@ -34,20 +30,15 @@ type redactedError struct {
 func (e *redactedError) Error() string   { return e.msg }
 func (e *redactedError) Unwrap() []error { return e.inner }
 
-// maxChain bounds the walk of a transport error's chain: at most this many
-// errors are looked at, and at most this many wait their turn. Real chains
-// are a handful deep; a Base's error that unwraps to itself, to an endless
-// chain or to a hundred thousand errors would otherwise stall a Check or
-// fill its memory.
+// maxChain bounds the walk of a transport error's chain, in errors looked
+// at and errors waiting, so that one unwrapping to itself, to an endless
+// chain or to a hundred thousand errors costs no more than a real one.
 const maxChain = 64
 
-// standIns returns what a caller may ask of a transport error with
-// errors.Is and errors.As, in values whose text is fixed and that keep no
-// reference to err: each standard sentinel that err's chain matches, the
-// first syscall.Errno it holds (a number, whose text the system defines),
-// and a netError that keeps only whether the chain's first net.Error is a
-// timeout. It visits the chain in the order errors.Is does, within
-// maxChain.
+// standIns returns, in values of fixed text that keep nothing of err, what
+// a caller may ask of it with errors.Is and errors.As: each sentinel its
+// chain matches, its first syscall.Errno, and whether its first net.Error
+// is a timeout. It walks the chain in errors.Is's order, within maxChain.
 func standIns(err error) []error {
 	sentinels := []error{context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, io.ErrUnexpectedEOF, io.EOF}
 	var found []error
@@ -93,8 +84,7 @@ func standIns(err error) []error {
 }
 
 // matches reports whether e itself, not its chain, is target as errors.Is
-// sees it: equal, or saying so through an Is method. Every target is a
-// comparable sentinel, so the comparison cannot panic.
+// sees it; every target is a comparable sentinel.
 func matches(e, target error) bool {
 	if e == target {
 		return true
@@ -121,15 +111,6 @@ func asItself[T any](e error) (T, bool) {
 // keeping only whether it was a timeout.
 type netError struct{ timeout bool }
 
-func (e netError) Error() string {
-	if e.timeout {
-		return "network timeout"
-	}
-	return "network error"
-}
-
-func (e netError) Timeout() bool { return e.timeout }
-
-// Temporary is part of net.Error; like net/http's own errors, a netError
-// says false.
-func (e netError) Temporary() bool { return false }
+func (e netError) Error() string   { return "network error" }
+func (e netError) Timeout() bool   { return e.timeout }
+func (e netError) Temporary() bool { return false } // as net/http's own errors say
