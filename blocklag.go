@@ -8,12 +8,7 @@
 // and is at most [Config.MaxLag] blocks behind it. [Monitor.Eligible]
 // answers from that snapshot, as the Eligible field of [failnext.Config]:
 //
-//	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3})
-//	...
-//	transport, err := failnext.New(failnext.Config{
-//		Endpoints: endpoints,
-//		Eligible:  monitor.Eligible,
-//	})
+//	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
 //
 // [Monitor.Status] shows what the snapshot in force rests on, and
 // [Monitor.Stats] counts what every Check did. A probe that fails is a
@@ -132,15 +127,14 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 //
 // The outcome is exactly one of these, the first that applies:
 //
-//   - ctx is done when the probes have finished (it was cancelled, or its
-//     deadline passed all the same): the Check is abandoned. Nothing
-//     is published, even if every probe succeeded, and the error, which is
-//     not a [*CheckError], satisfies errors.Is(err, ctx.Err()).
+//   - ctx is done when the probes have finished: the Check is abandoned,
+//     publishes nothing, and returns an error that is not a [*CheckError]
+//     and satisfies errors.Is(err, ctx.Err()).
 //   - Every probe failed: nothing is published, and Check returns a
 //     [*CheckError] holding every provider's [*ProbeError].
-//   - Some probes failed: Check publishes a new snapshot, in which the failed
-//     providers are ineligible, and returns a *CheckError holding theirs.
-//   - Every probe succeeded: Check publishes a new snapshot and returns nil.
+//   - Some failed: Check publishes, the failed providers ineligible, and
+//     returns a *CheckError holding theirs.
+//   - Every probe succeeded: Check publishes and returns nil.
 //
 // An abandoned Check's error and a *CheckError holding a timed-out probe
 // both match context.DeadlineExceeded: tell them apart with [errors.As]

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -158,17 +159,8 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// isScheme reports whether s has the form of a URL scheme: a letter, then
-// letters, digits, '+', '-' or '.'.
-func isScheme(s string) bool {
-	for i, c := range []byte(s) {
-		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-		if !letter && (i == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
-	}
-	return s != ""
-}
+// isScheme matches the form of a URL scheme.
+var isScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`).MatchString
 
 // parseProblem explains why url.Parse rejected a URL with a well-formed
 // scheme followed by "://", from rest, the text after "://" (which holds
@@ -219,14 +211,6 @@ var errNotIPv6 = errors.New("URL host is malformed: only an IPv6 address goes in
 
 var errMultipleColons = errors.New("URL host holds more than one ':': an IPv6 address must be in brackets, as in http://[::1]:8545")
 
-// validUserinfo reports whether s holds only the characters that url.Parse
-// accepts in a user name and password, as RFC 3986 lists them.
-func validUserinfo(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool {
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
-			return false
-		}
-		return !strings.ContainsRune("-._:~!$&'()*+,;=%@", r)
-	})
-}
+// validUserinfo matches the characters that url.Parse accepts in a user
+// name and password, as RFC 3986 lists them.
+var validUserinfo = regexp.MustCompile(`^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$`).MatchString

@@ -19,13 +19,13 @@ import (
 //
 // Its message names the endpoint and says what failed. Text that blocklag
 // did not write (a value or message from the provider, a transport error's
-// text, the ID) is shown only in printable ASCII without '"', '\\', '<',
-// '>' and '&': a '"' shows as '\”, and any other character outside that
-// alphabet, non-ASCII included, as '?'. Every quoting a log applies writes
-// such text as it is, so none of it can break a line, pass for the
-// message's own words, or, once quoted, spell a secret. It stands between
-// double quotes, clipped to 100 bytes (a transport error's to 300) and
-// ending in "..." when cut.
+// text, the ID) is shown only in printable ASCII without the double quote,
+// backslash, '<', '>' and '&': a double quote shows as an apostrophe, any
+// other character outside that alphabet, non-ASCII included, as '?'.
+// Every quoting a log applies writes such text as it is, so none of it can
+// break a line, pass for the message's own words, or, once quoted, spell a
+// secret. It stands between double quotes, clipped to 100 bytes (a
+// transport error's to 300), ending in "..." when cut.
 //
 // No message shows a secret of any configured endpoint, and neither does
 // any error it unwraps to, any field of the types below, or any text form

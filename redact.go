@@ -3,8 +3,8 @@ package blocklag
 import (
 	"encoding/base64"
 	"net/url"
+	"regexp"
 	"strings"
-	"unicode"
 )
 
 // secrets finds, in a text in the shown alphabet, the forms of every
@@ -246,26 +246,10 @@ func spellings(written string) []string {
 		}
 	}
 	for _, sp := range out {
-		if strings.Contains(sp, "%") {
-			out = append(out, hexCase(sp, unicode.ToUpper), hexCase(sp, unicode.ToLower))
-		}
+		out = append(out, percentEscape.ReplaceAllStringFunc(sp, strings.ToUpper),
+			percentEscape.ReplaceAllStringFunc(sp, strings.ToLower))
 	}
 	return out
 }
 
-// hexCase is text with the hex digits of each percent-escape in the case
-// that to gives.
-func hexCase(text string, to func(rune) rune) string {
-	b := []byte(text)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' && isHex(b[i+1]) && isHex(b[i+2]) {
-			b[i+1], b[i+2] = byte(to(rune(b[i+1]))), byte(to(rune(b[i+2])))
-			i += 2
-		}
-	}
-	return string(b)
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
+var percentEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)

@@ -285,8 +285,9 @@ func visibleAt(text, form string) int {
 	}
 }
 
-// Outside text is shown in the alphabet, whatever it holds: a '"' as '\”,
-// and a control, DEL, a rune beyond ASCII or an invalid byte as one '?'.
+// Outside text is shown in the alphabet, whatever it holds: a double
+// quote as an apostrophe, and a control, DEL, a rune beyond ASCII or an
+// invalid byte as one '?'.
 // So a provider cannot end the quotes early and write a failure of its
 // own into the line.
 func TestOutsideTextIsShownInTheAlphabet(t *testing.T) {

@@ -63,20 +63,12 @@ type outcome struct {
 	latency   time.Duration
 }
 
-// next builds the snapshot that follows prev, from one Check's outcomes,
-// given in endpoint order (the order of prev's endpoints), as of checked.
-// It reads prev and this Check's results only, and changes neither, so a
-// Check that publishes nothing has counted nothing. It returns nil when no
-// probe succeeded, since there is then nothing to compare against.
-//
-// A successful endpoint is eligible when it is at most maxLag blocks behind
-// the reference height that quorum picks, and a failed one is not. A
-// height above the endpoint's high-water mark raises the mark and moves
-// the endpoint's Advanced to checked. The front moves, and Status.Advanced
-// with it, when the reference is higher than prev's (or prev is the
-// fail-open snapshot) and some endpoint set a new high at or above it.
-// Neither time ever moves back, even when checked is earlier than the time
-// it would replace: a clock that steps back cannot undo progress.
+// next builds the snapshot that follows prev from one Check's outcomes, in
+// endpoint order, as of checked, or returns nil when no probe succeeded.
+// It changes neither, so a Check that publishes nothing has counted
+// nothing. A height above an endpoint's high-water mark raises the mark and
+// its Advanced; the front moves as Status.Advanced says. Neither time moves
+// back, even under a clock that steps back.
 func next(prev *snapshot, outcomes []outcome, checked time.Time, maxLag uint64, quorum int) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {

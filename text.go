@@ -11,10 +11,10 @@ func shownByte(c byte) bool {
 	return ' ' <= c && c <= '~' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }
 
-// reduce writes text in the shown alphabet: '"' as '\”, and every other
-// character outside it (a control, DEL, a rune beyond ASCII, a byte that
-// is not valid UTF-8) as one '?'. Text already in the alphabet comes back
-// as it is, so reducing twice changes nothing.
+// reduce writes text in the shown alphabet: a double quote as an
+// apostrophe, and every other character outside it (a control, DEL, a rune
+// beyond ASCII, a byte that is not valid UTF-8) as one '?'. Text in the
+// alphabet comes back as it is, so reducing twice changes nothing.
 func reduce(text string) string {
 	reduced, _ := reduceUpTo(text, len(text))
 	return reduced
