@@ -13,11 +13,9 @@ import (
 // under 100.
 const maxBody = 4096
 
-// judge turns the body of a 200 answer into a quantity by the rules of
-// Check's doc, or fails it: with an *RPCError for a JSON-RPC error object,
-// else with an error that matches ErrBadAnswer. The answer real nodes send
-// is recognised without allocating; judgeStrictly, the definition of what
-// is accepted, decides every other.
+// judge turns a 200 answer's body into a quantity by Check's rules, or
+// fails it: an *RPCError for a JSON-RPC error object, else ErrBadAnswer.
+// compactHeight takes the common answer without allocating.
 func judge(body []byte, s *secrets) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
@@ -29,9 +27,8 @@ func judge(body []byte, s *secrets) (uint64, error) {
 // of its result.
 const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
-// compactHeight recognises the answer real nodes send, byte for byte:
-// compactPrefix, a canonical quantity's digits, `"}`, and maybe a newline.
-// judgeStrictly accepts every body it recognises, with the same height.
+// compactHeight recognises the answer real nodes send, byte for byte, and
+// judgeStrictly, the definition of what is accepted, agrees with it.
 func compactHeight(body []byte) (uint64, bool) {
 	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
 		return 0, false
@@ -128,10 +125,8 @@ func decodeObject(body []byte, s *secrets) (map[string]json.RawMessage, error) {
 	return members, nil
 }
 
-// rpcError decodes a JSON-RPC error member: an object whose code is an
-// int and whose message, when it has one, is a string. It returns the
-// RPCError that the member is, and whether it had a message, or nil for
-// anything else, null included.
+// rpcError decodes a JSON-RPC error member (an integer code, maybe a string
+// message) and reports whether it had a message; nil for anything else.
 func rpcError(raw json.RawMessage, s *secrets) (*RPCError, bool) {
 	var e struct {
 		Code    *int    `json:"code"`
@@ -147,9 +142,7 @@ func rpcError(raw json.RawMessage, s *secrets) (*RPCError, bool) {
 	return &RPCError{Code: *e.Code, Message: s.piece(message, maxQuoted), secrets: s}, e.Message != nil
 }
 
-// errorObject reads the body of an answer whose status is not 200 as a
-// JSON-RPC 2.0 error object, as StatusError.RPC says (gateways answer
-// errors with a null id), and returns nil for any other body.
+// errorObject reads a non-200 body as StatusError.RPC says; nil otherwise.
 func errorObject(body []byte, s *secrets) *RPCError {
 	// Most bodies that are not JSON (an HTML page, plain text) fail here,
 	// before a decoder is made.

@@ -463,13 +463,13 @@ func BenchmarkCheckEveryProbeFailing(b *testing.B) {
 func BenchmarkMask(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprint("endpoints=", n), func(b *testing.B) {
-			urls := make([]string, n)
-			for i := range urls {
+			eps := make([]endpoint, n)
+			for i := range eps {
 				key := uint64(i+1) * 0x9e3779b97f4a7c15
-				urls[i] = fmt.Sprintf("https://rpc.example/v3/%016x?apikey=%x", key, ^key)
+				eps[i].url = fmt.Sprintf("https://rpc.example/v3/%016x?apikey=%x", key, ^key)
 			}
-			s := newSecrets(urls)
-			text := fmt.Sprintf("Post %q: dial tcp 192.0.2.1:443: connect: connection refused", urls[n/2])
+			s := newSecrets(eps)
+			text := fmt.Sprintf("Post %q: dial tcp 192.0.2.1:443: connect: connection refused", eps[n/2].url)
 			b.ReportAllocs()
 			for b.Loop() {
 				if s.mask(text) == text {
@@ -486,13 +486,13 @@ func BenchmarkMask(b *testing.B) {
 // beside the secrets of 10 endpoints: only as much of a text is read as
 // the message can show, so both cost the same.
 func BenchmarkTransportText(b *testing.B) {
-	urls := make([]string, 10)
-	for i := range urls {
+	eps := make([]endpoint, 10)
+	for i := range eps {
 		key := uint64(i+1) * 0x9e3779b97f4a7c15
-		urls[i] = fmt.Sprintf("https://rpc.example/v3/%016x%016x?apikey=%x", key, ^key, key>>8)
+		eps[i].url = fmt.Sprintf("https://rpc.example/v3/%016x%016x?apikey=%x", key, ^key, key>>8)
 	}
-	s := newSecrets(urls)
-	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", urls[3])
+	s := newSecrets(eps)
+	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", eps[3].url)
 	for _, tt := range []struct {
 		name string
 		text string

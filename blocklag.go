@@ -70,13 +70,9 @@ func New(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, err
 	}
-	urls := make([]string, len(eps))
-	for i, ep := range eps {
-		urls[i] = ep.url
-	}
 	m := &Monitor{
 		endpoints:    eps,
-		secrets:      newSecrets(urls),
+		secrets:      newSecrets(eps),
 		maxLag:       cfg.MaxLag,
 		quorum:       cfg.Quorum,
 		probeTimeout: cfg.ProbeTimeout,
@@ -101,29 +97,24 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 // request and, while the provider has not confirmed [Config.ChainID], one
 // eth_chainId request beside it.
 //
-// Each request is a POST, through Config.Base, to the URL exactly as
-// configured, with the body
-// {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]} (or
-// eth_chainId), Content-Type and Accept application/json, Accept-Encoding
+// Each request is a POST through Config.Base to the URL as configured,
+// with the body {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
+// (or eth_chainId), JSON Content-Type and Accept, Accept-Encoding
 // identity, a User-Agent of failnext-blocklag, and Basic auth from the
-// URL's userinfo. It succeeds only when the answer has status 200 and a
-// body of at most 4096 bytes as sent, as long as its Content-Length when it
-// states one, that is one JSON object with "jsonrpc" the string "2.0", "id"
-// the number 1 (a provider that answers every request with id 1 is judged
-// on its height), no error but null, and a "result" that is a canonical
-// hex quantity: "0x" and at most 16 lowercase digits without leading
-// zeros. Nothing is redirected or retried. The body of an answer of any
-// other status is read under the same limits (see [StatusError]), and
-// closed when the probe's time is up, whatever the Base's body does.
+// URL's userinfo. It succeeds only on status 200 with a body of at most
+// 4096 bytes as sent, as long as any Content-Length says, that is one JSON
+// object with "jsonrpc" "2.0", "id" the number 1, no error but null, and a
+// "result" of "0x" and at most 16 lowercase hex digits without leading
+// zeros. Nothing is redirected or retried. Any other status's body is read
+// under the same limits (see [StatusError]), and every body is closed when
+// the probe's time is up, whatever the Base's body does.
 //
 // When ctx has a deadline, every probe ends a margin before it: a tenth of
 // the time left when the probes start, at most a second (with a 5 s
-// context, at 4.5 s). A probe ended so fails as a timeout that ran out of
-// the Check's time, wrapping [context.DeadlineExceeded], and the Check
-// publishes what the others found, so one provider that never answers is
-// published ineligible. Without a deadline, probes last until they end or
-// ctx does ([Config.ProbeTimeout] bounds each one). Config.Base must give
-// up when the request's context ends.
+// context, at 4.5 s). A probe ended so fails as a timeout wrapping
+// [context.DeadlineExceeded], and the Check publishes what the others
+// found. Without a deadline, probes last until they end or ctx does
+// ([Config.ProbeTimeout] bounds each one).
 //
 // The outcome is exactly one of these, the first that applies:
 //
@@ -196,9 +187,8 @@ func (m *Monitor) Check(ctx context.Context) error {
 	return failed
 }
 
-// probeAll runs one probe per endpoint, all at once, and waits for them.
-// Each probe writes only its own element of the result. The last runs on
-// the calling goroutine, which would otherwise only wait.
+// probeAll runs one probe per endpoint at once, each writing only its own
+// outcome, the last on the calling goroutine, which would only wait.
 func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	ctx, cancel := withinCheckTime(ctx)
 	defer cancel()

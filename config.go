@@ -195,10 +195,9 @@ func parseProblem(rest string, parseErr error) error {
 	return errors.New("URL does not parse")
 }
 
-// errBadPort says that the port of a URL is not one, from rest, the text
-// after "://". When an '@' comes after the host, the "port" is likely the
-// start of a password that holds '/' or '?': "http://user:pa/ss@host"
-// ends its host at the '/'.
+// errBadPort says that the port is not one, from rest, the text after
+// "://": with an '@' after the host, the "port" is likely a password
+// holding '/' or '?'.
 func errBadPort(rest string) error {
 	authority := rest[:strings.IndexAny(rest+"/", "/?")]
 	if strings.Contains(rest[len(authority):], "@") {

@@ -144,8 +144,7 @@ type CheckError struct {
 	secrets *secrets // as in ProbeError
 }
 
-// Error is one line, "blocklag:" once and then each ProbeError's message
-// without it: `blocklag: 2 of 3 probes failed, verdicts published:
+// Error is one line: `blocklag: 2 of 3 probes failed, verdicts published:
 // endpoint "a": HTTP status 429; endpoint "b": timed out after 2s`.
 func (e *CheckError) Error() string {
 	var b strings.Builder

@@ -35,9 +35,8 @@ var userAgent = func() string {
 	return "failnext-blocklag"
 }()
 
-// probe asks one provider for its height and, when askChain is set, for
-// its chain ID beside it, both under one ProbeTimeout. A chain ID failure
-// or mismatch fails the probe whatever the height was.
+// probe asks one provider for its height and, when askChain is set, its
+// chain ID beside it, under one ProbeTimeout.
 func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -133,12 +132,10 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	return judge(body, m.secrets)
 }
 
-// closeWhenDone closes body once ctx ends, so that reading it ends then
-// too, whatever the body does: net/http hands a 101 Switching Protocols
-// answer over with the raw connection as its body, and stops closing that
-// when the request's context ends. The function it returns closes body
-// and waits for a close that ctx started, so that no goroutine of
-// blocklag's outlives the probe.
+// closeWhenDone closes body once ctx ends, whatever the body does (net/http
+// hands a 101 answer over with the raw connection as its body, which the
+// context no longer closes). closeNow closes body and waits for a close
+// that ctx started, so that no goroutine of blocklag's outlives the probe.
 func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -208,16 +205,14 @@ func retryAfter(h http.Header, now func() time.Time) time.Duration {
 	return max(at.Sub(from), 0)
 }
 
-// statesLength reports whether resp states the length of its body. A
-// ContentLength of 0 says so only with a Content-Length header beside it:
-// a Base that builds its answers in memory often leaves the field unset.
+// statesLength reports whether resp states its length: a 0 only with a
+// Content-Length header, as a Base's answers often leave the field unset.
 func statesLength(resp *http.Response) bool {
 	return resp.ContentLength > 0 || resp.ContentLength == 0 && resp.Header.Get("Content-Length") != ""
 }
 
-// sendError explains why sending a request or reading its answer failed,
-// after the words doing: the probe's timeout or the end of the Check's
-// time when that is what ended it, else transportError's copy of err.
+// sendError explains why sending or reading failed, after the words doing:
+// a timeout that ended it, else transportError's copy of err.
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {

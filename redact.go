@@ -32,8 +32,8 @@ func edge(s int32, c byte) uint32 { return uint32(s)<<8 | uint32(c) }
 // marker is what a masked stretch shows instead.
 const marker = "[redacted]"
 
-// newSecrets gathers the secret forms of every URL, each as configured.
-func newSecrets(rawURLs []string) *secrets {
+// newSecrets gathers the secret forms of every endpoint's URL.
+func newSecrets(eps []endpoint) *secrets {
 	s := &secrets{next: map[uint32]int32{}, fail: []int32{0}, longest: []int32{0}}
 	parent, via := []int32{0}, []byte{0} // the edge that made each state
 	type growing struct {
@@ -41,8 +41,8 @@ func newSecrets(rawURLs []string) *secrets {
 		state int32 // that of the form's bytes added so far
 	}
 	var live []growing
-	for _, raw := range rawURLs {
-		for _, f := range secretForms(raw) {
+	for _, ep := range eps {
+		for _, f := range secretForms(ep.url) {
 			s.reach = max(s.reach, len(f))
 			if f = reduce(f); f != "" {
 				live = append(live, growing{form: f})
@@ -97,10 +97,9 @@ func (s *secrets) step(state int32, c byte) int32 {
 	return s.root[c]
 }
 
-// spans returns the stretches of text that show a form, as [start, end)
-// pairs in order, merging those that overlap or touch. A marker that text
-// holds is skipped whole, so that masking again changes nothing, even for
-// a one-letter password.
+// spans returns the stretches of text that show a form, in order, merging
+// those that overlap or touch, and skipping a marker that text holds, so
+// that masking again changes nothing.
 func (s *secrets) spans(text string) [][2]int {
 	if s == nil || len(s.fail) == 1 {
 		return nil
@@ -127,9 +126,9 @@ func (s *secrets) spans(text string) [][2]int {
 	return spans
 }
 
-// mask shows every stretch of text that spans finds as the marker: the
-// last step of every message, so that nothing blocklag wrote beside
-// outside text (a number, "...") completes a secret.
+// mask shows every stretch that spans finds as the marker: the last step of
+// every message, so that nothing written beside outside text completes a
+// secret.
 func (s *secrets) mask(text string) string {
 	masked, _ := s.masked(text, len(text))
 	return masked
@@ -157,12 +156,10 @@ func (s *secrets) masked(text string, n int) (string, bool) {
 	return b.String(), end < len(text)
 }
 
-// piece shows outside text as a message holds it between quotes: reduced,
-// masked and clipped to what its first limit bytes show, then "..." when
-// anything was left out. It reads only limit bytes and as far again as the
-// longest form, enough to mask whole a secret that begins within the
-// limit, so a text of megabytes costs what a short one does. The result is
-// masked again, since the dots might complete a secret.
+// piece shows outside text as a message quotes it: reduced, masked, clipped
+// to what its first limit bytes show, and "..." when cut. It reads limit
+// bytes and as far again as the longest form, so a text of megabytes costs
+// what a short one does, and masks the result again for the dots' sake.
 func (s *secrets) piece(text string, limit int) string {
 	var reach int
 	if s != nil {
@@ -176,15 +173,6 @@ func (s *secrets) piece(text string, limit int) string {
 	}
 	return s.mask(shown)
 }
-
-// How long, as written, a path segment or query value must be to count as
-// a secret on its own: hosted keys are long and hold digits, while the
-// words of URL formats (v3, mainnet, ?network=ethereum) must stay readable
-// in host names.
-const (
-	minAlone             = 8
-	minAloneWithoutDigit = 20
-)
 
 // secretForms lists the forms of the secrets of the URL raw, as New
 // accepted it, that ProbeError's documentation lists.
@@ -207,17 +195,17 @@ func secretForms(raw string) []string {
 	if written != "/" {
 		parts = append(parts, written)
 		for _, segment := range strings.Split(written, "/") {
-			parts = appendAlone(parts, segment)
+			if alone(segment) {
+				parts = append(parts, segment)
+			}
 		}
 	}
 	parts = append(parts, query)
 	// Servers may split a query at ';' too; a pair without '=' is a bare key.
 	for _, pair := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
-		_, value, found := strings.Cut(pair, "=")
-		if !found {
-			value = pair
+		if value := pair[strings.Index(pair, "=")+1:]; alone(value) {
+			parts = append(parts, value)
 		}
-		parts = appendAlone(parts, value)
 	}
 	for _, p := range parts {
 		if p != "" {
@@ -227,17 +215,16 @@ func secretForms(raw string) []string {
 	return forms
 }
 
-// appendAlone appends part to parts when it counts as a secret on its own.
-func appendAlone(parts []string, part string) []string {
-	if len(part) >= minAloneWithoutDigit || len(part) >= minAlone && strings.ContainsAny(part, "0123456789") {
-		return append(parts, part)
-	}
-	return parts
+// alone reports whether a path segment or query value, as written, counts
+// as a secret on its own: hosted keys are long and hold digits, while the
+// words of URL formats (v3, mainnet, ?network=ethereum) must stay readable.
+func alone(part string) bool {
+	return len(part) >= 20 || len(part) >= 8 && strings.ContainsAny(part, "0123456789")
 }
 
 // spellings are the ways a text may spell one part of a URL: as written,
-// decoded as a path and as a query, each decoding escaped again both ways,
-// and each with its percent-escapes in upper- and in lower-case hex.
+// decoded as a path and as a query, re-escaped both ways, each with upper-
+// and lower-case hex escapes.
 func spellings(written string) []string {
 	out := []string{written}
 	for _, unescape := range []func(string) (string, error){url.PathUnescape, url.QueryUnescape} {

@@ -116,12 +116,9 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// reference returns the height that lag is measured from. With quorum at
-// most one it is the highest height. With quorum k above one it is the k-th
-// highest, counting equal heights one by one, or the lowest height when
-// there are fewer than k, so that one provider reporting an absurd height
-// cannot by itself set the reference. heights must not be empty; it is
-// sorted in place.
+// reference returns the height lag is measured from: the highest, or with
+// quorum k above one the k-th highest (equal heights counted one by one),
+// or the lowest when there are fewer. It sorts heights, which is not empty.
 func reference(heights []uint64, quorum int) uint64 {
 	slices.Sort(heights)
 	k := min(max(quorum, 1), len(heights))

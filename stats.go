@@ -58,9 +58,8 @@ func (m *Monitor) Stats() Stats {
 	return st
 }
 
-// LogValue makes a Stats log through log/slog as a group with checks,
-// published and a group endpoints holding one group per endpoint, keyed by
-// its ID as in [Status.LogValue], each with a group failures by reason.
+// LogValue logs a Stats as a group: checks, published, and endpoints keyed
+// by ID as in [Status.LogValue], each with a group failures.
 func (s Stats) LogValue() slog.Value {
 	eps := make([]slog.Attr, len(s.Endpoints))
 	for i, e := range s.Endpoints {

@@ -74,9 +74,9 @@ type EndpointStatus struct {
 	Advanced time.Time
 }
 
-// Status returns the snapshot that Eligible answers from, whole, as a copy
-// the caller may keep and change. It never waits for a running Check and is
-// safe for concurrent use. A nil or zero Monitor returns the zero Status.
+// Status returns the snapshot Eligible answers from, whole, as a copy the
+// caller may keep. It never waits for a Check; a nil or zero Monitor gives
+// the zero Status.
 func (m *Monitor) Status() Status {
 	if m == nil {
 		return Status{}

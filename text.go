@@ -12,9 +12,8 @@ func shownByte(c byte) bool {
 }
 
 // reduce writes text in the shown alphabet: a double quote as an
-// apostrophe, and every other character outside it (a control, DEL, a rune
-// beyond ASCII, a byte that is not valid UTF-8) as one '?'. Text in the
-// alphabet comes back as it is, so reducing twice changes nothing.
+// apostrophe, anything else outside it as one '?'. Reducing twice changes
+// nothing.
 func reduce(text string) string {
 	reduced, _ := reduceUpTo(text, len(text))
 	return reduced

@@ -8,10 +8,8 @@ import (
 )
 
 // transportError turns an error from Config.Base, or from reading a body,
-// into one that is safe to show and stays as it is: err's text is read
-// once, as outside text, and the result unwraps only to stand-ins for the
-// standard errors that err's chain matched, never to err, whose As or
-// Format method, or a text that changes, could show what the message hides.
+// into one safe to show that stays as it is: err's text is read once, as
+// outside text, and the result unwraps only to standIns, never to err.
 func transportError(err error, s *secrets) error {
 	return &redactedError{msg: `"` + s.piece(err.Error(), maxTransportText) + `"`, inner: standIns(err)}
 }
@@ -35,10 +33,9 @@ func (e *redactedError) Unwrap() []error { return e.inner }
 // chain or to a hundred thousand errors costs no more than a real one.
 const maxChain = 64
 
-// standIns returns, in values of fixed text that keep nothing of err, what
-// a caller may ask of it with errors.Is and errors.As: each sentinel its
-// chain matches, its first syscall.Errno, and whether its first net.Error
-// is a timeout. It walks the chain in errors.Is's order, within maxChain.
+// standIns returns, in values that keep nothing of err, what errors.Is and
+// errors.As may ask of it: each sentinel its chain matches, its first
+// syscall.Errno, and whether its first net.Error is a timeout.
 func standIns(err error) []error {
 	sentinels := []error{context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, io.ErrUnexpectedEOF, io.EOF}
 	var found []error
