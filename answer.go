@@ -23,8 +23,7 @@ func judge(body []byte, s *secrets) (uint64, error) {
 	return judgeStrictly(body, s)
 }
 
-// compactPrefix is how the answer real nodes send begins, up to the digits
-// of its result.
+// compactPrefix begins the answer real nodes send, up to its digits.
 const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
 // compactHeight recognises the answer real nodes send, byte for byte, and

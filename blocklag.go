@@ -133,10 +133,9 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 // force stays; a new one replaces it at once, so [Monitor.Eligible] and
 // [Monitor.Status] see one or the other, never a mix.
 //
-// Checks run one at a time. A Check that waits for another, or whose ctx
-// is done, returns ctx's error as soon as ctx is done, without probing. On
-// a nil Monitor, one not made by [New], or a nil ctx, Check returns an
-// error and does nothing.
+// Checks run one at a time: one that waits returns ctx's error, without
+// probing, as soon as ctx is done. On a nil Monitor, one not made by
+// [New], or a nil ctx, Check returns an error and does nothing.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.turn == nil {
 		return errNotNew

@@ -114,47 +114,40 @@ func printableID(id failnext.EndpointID) bool {
 // common mistakes, in errors that say what to do and quote of the URL at
 // most its scheme, which cannot hold a secret.
 func checkURL(raw string) error {
-	if strings.TrimSpace(raw) != raw {
-		return errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")
-	}
-	if strings.Contains(raw, "#") {
-		return errors.New("URL contains '#', which starts a fragment: remove it, or write it as %23 if it belongs to a user name, password, path or query")
-	}
 	// url.Parse takes "127.0.0.1:8545" for a path and "localhost:8545" for
-	// a URL of scheme "localhost", so look for the "://" that a network URL
-	// needs after its scheme.
+	// a URL of scheme "localhost": a network URL needs "://".
 	scheme, rest, found := strings.Cut(raw, "://")
-	if !found || !isScheme(scheme) {
+	switch {
+	case strings.TrimSpace(raw) != raw:
+		return errors.New("URL begins or ends with white space (often a newline or space from an environment variable): remove it")
+	case strings.Contains(raw, "#"):
+		return errors.New("URL contains '#', which starts a fragment: remove it, or write it as %23 if it belongs to a user name, password, path or query")
+	case !found || !isScheme(scheme):
 		return errors.New("URL has no scheme: it must start with http:// or https://")
-	}
-	if s := strings.ToLower(scheme); s != "http" && s != "https" {
+	case !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https"):
 		return fmt.Errorf("URL scheme %q is not supported: it must be http or https", scheme)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return parseProblem(rest, err)
 	}
-	if u.Hostname() == "" {
+	ip, ipErr := netip.ParseAddr(u.Hostname())
+	port, portErr := strconv.Atoi(u.Port())
+	bracketed := strings.HasPrefix(u.Host, "[")
+	switch {
+	case u.Hostname() == "":
 		return errors.New("URL has no host: it must look like https://host/ or http://host:port/")
-	}
-	// Some Go releases accept these hosts; each is checked here so that New
-	// says the same under all of them.
-	if !strings.HasPrefix(u.Host, "[") && strings.Contains(u.Hostname(), ":") {
+	// Some Go releases accept the next two; New says the same under all.
+	case !bracketed && strings.Contains(u.Hostname(), ":"):
 		return errMultipleColons
-	}
-	if ip, err := netip.ParseAddr(u.Hostname()); strings.HasPrefix(u.Host, "[") && (err != nil || !ip.Is6()) {
+	case bracketed && (ipErr != nil || !ip.Is6()):
 		return errNotIPv6
-	}
-	if strings.HasSuffix(u.Host, ":") {
+	case strings.HasSuffix(u.Host, ":"):
 		return errors.New("URL has a ':' after its host but no port: remove the ':' or give a port from 1 to 65535")
-	}
-	if p := u.Port(); p != "" {
-		// url.Parse has checked that p is made of digits only. They are
-		// not quoted: "http://admin:98765432/x@host/" is read as the host
-		// admin and the port 98765432, a password holding '/'.
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return errBadPort(rest)
-		}
+	// The port's digits are not quoted: "http://admin:98765432/x@host/"
+	// reads as the port 98765432 of a password holding '/'.
+	case u.Port() != "" && (portErr != nil || port < 1 || port > 65535):
+		return errBadPort(rest)
 	}
 	return nil
 }

@@ -50,8 +50,7 @@ type ProbeError struct {
 	// [io.ErrUnexpectedEOF], [io.EOF], a [syscall.Errno], a [net.Error]
 	// keeping Timeout), since its own methods could show what the message
 	// hides.
-	Err error
-
+	Err     error
 	secrets *secrets // the Monitor's, set by Check; nil in one built by hand
 }
 
@@ -189,8 +188,7 @@ type StatusError struct {
 	// RPC is the error of a body that was a JSON-RPC 2.0 error object
 	// ("id" 1 or null, an "error" with an integer "code" and, if any, a
 	// string "message") within the limits of any answer; nil otherwise.
-	RPC *RPCError
-
+	RPC     *RPCError
 	secrets *secrets // as in ProbeError
 }
 
@@ -217,13 +215,10 @@ func (e *StatusError) Unwrap() error {
 
 // RPCError reports that a provider answered with a JSON-RPC error object.
 type RPCError struct {
-	// Code is the error's code.
 	Code int
-
 	// Message is the provider's message exactly as the ProbeError's text
 	// shows it between quotes: reduced, masked and clipped.
 	Message string
-
 	secrets *secrets // as in ProbeError
 }
 
@@ -240,8 +235,7 @@ func (e *RPCError) ErrorCode() int { return e.Code }
 // eth_chainId with another chain.
 type ChainIDError struct {
 	Got, Want uint64
-
-	secrets *secrets // as in ProbeError
+	secrets   *secrets // as in ProbeError
 }
 
 // Error reads "chain ID 11155111 (0xaa36a7), want 1".

@@ -29,8 +29,7 @@ type secrets struct {
 // edge is the key in secrets.next of the edge from state s by byte c.
 func edge(s int32, c byte) uint32 { return uint32(s)<<8 | uint32(c) }
 
-// marker is what a masked stretch shows instead.
-const marker = "[redacted]"
+const marker = "[redacted]" // what a masked stretch shows instead
 
 // newSecrets gathers the secret forms of every endpoint's URL.
 func newSecrets(eps []endpoint) *secrets {

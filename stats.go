@@ -14,20 +14,14 @@ type Stats struct {
 	// Checks counts the Checks that sent probes, each of them one to every
 	// endpoint; not one that gave up waiting for its turn or found its
 	// context done.
-	Checks uint64 `json:"checks"`
-
-	// Published counts those of them that published a snapshot.
-	Published uint64 `json:"published"`
-
-	// Endpoints has one entry per configured endpoint, in configured order.
-	Endpoints []EndpointStats `json:"endpoints"`
+	Checks    uint64          `json:"checks"`
+	Published uint64          `json:"published"` // of those, the ones that published a snapshot
+	Endpoints []EndpointStats `json:"endpoints"` // one per configured endpoint, in configured order
 }
 
 // EndpointStats is one endpoint's part of a Stats.
 type EndpointStats struct {
-	// ID is the endpoint's configured ID.
 	ID failnext.EndpointID `json:"id"`
-
 	// Failures counts the endpoint's failed probes by [ProbeError.Reason],
 	// abandoned Checks included (a probe that the cancel itself cut short
 	// may or may not count). It holds every Reason, from 0.

@@ -16,42 +16,30 @@ import (
 // Reference is 0, and every endpoint is eligible with nothing measured.
 type Status struct {
 	// Checked is when the Check that published this snapshot finished
-	// probing. A Check that publishes nothing leaves it as it was, so its
-	// age tells how stale the verdicts are.
-	Checked time.Time
-
-	// Reference is the height lag was measured from: the highest
-	// successful height, or the one that Config.Quorum picks.
-	Reference uint64
-
-	// MaxLag is Config.MaxLag, the rule the verdicts follow.
-	MaxLag uint64
+	// probing; its age tells how stale the verdicts are.
+	Checked   time.Time
+	Reference uint64 // the height lag was measured from: the highest successful one, or Config.Quorum's pick
+	MaxLag    uint64 // Config.MaxLag, the rule the verdicts follow
 
 	// Advanced is when the front last moved: the Checked time of the latest
-	// published Check whose reference is higher than the one before it
-	// (the first published Check counts as higher), and in which some
-	// endpoint reported a height at or above that reference and above
-	// every height it had reported before. It never moves back. So a
-	// lagging endpoint catching up, one returning to a height it had
-	// reached, heights dipping and recovering, one above a Quorum
-	// reference climbing, or one confirming Config.ChainID at the front's
-	// height move it not; one case does: while the endpoint that set the
-	// reference fails, another climbing toward its height. It changes no
+	// published Check whose reference is above the one before it (the
+	// first counts as above) and in which some endpoint reported a height
+	// at or above that reference and above all it had reported before. It
+	// never moves back, and not for a lagging endpoint catching up, one
+	// returning to a height it had reached, one above a Quorum reference,
+	// or one confirming Config.ChainID; it does while the endpoint that set
+	// the reference fails and another climbs toward it. It changes no
 	// verdict: some chains make no blocks while idle.
 	Advanced time.Time
 
-	// Endpoints has one entry per configured endpoint, in configured order.
-	Endpoints []EndpointStatus
+	Endpoints []EndpointStatus // one per configured endpoint, in configured order
 }
 
 // EndpointStatus is one endpoint's part of a Status. Its probe succeeded
 // in the Check in force when Err is nil and a Check has published.
 type EndpointStatus struct {
-	// ID is the endpoint's configured ID.
-	ID failnext.EndpointID
-
-	// Eligible is what Eligible(ID) answers from the same snapshot.
-	Eligible bool
+	ID       failnext.EndpointID
+	Eligible bool // what Eligible(ID) answers from the same snapshot
 
 	// Height is the block height it reported, and Lag Reference minus
 	// Height below the reference (0 at or above it); both 0 unless its

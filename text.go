@@ -22,36 +22,25 @@ func reduce(text string) string {
 // reduceUpTo is reduce, also returning how long the reduction of the
 // characters that begin within text's first n bytes is.
 func reduceUpTo(text string, n int) (string, int) {
-	i := 0
-	for i < len(text) && shownByte(text[i]) {
-		i++
-	}
-	if i == len(text) {
+	if !strings.ContainsFunc(text, func(r rune) bool { return r > '~' || !shownByte(byte(r)) }) {
 		return text, min(n, len(text))
 	}
 	var b strings.Builder
-	b.Grow(len(text))
-	b.WriteString(text[:i])
 	cut := -1
-	if n <= i {
-		cut = n
-	}
-	for i < len(text) {
+	for i := 0; i < len(text); {
 		if cut < 0 && i >= n {
 			cut = b.Len()
 		}
-		c := text[i]
+		c, size := text[i], 1
 		switch {
 		case shownByte(c):
-			b.WriteByte(c)
-			i++
-			continue
 		case c == '"':
-			b.WriteByte('\'')
+			c = '\''
 		default:
-			b.WriteByte('?')
+			c = '?'
+			_, size = utf8.DecodeRuneInString(text[i:])
 		}
-		_, size := utf8.DecodeRuneInString(text[i:])
+		b.WriteByte(c)
 		i += size
 	}
 	if cut < 0 {
