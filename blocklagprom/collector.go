@@ -1,6 +1,8 @@
 package blocklagprom
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,10 +32,10 @@ var (
 		"Blocks the provider was behind the reference height in the latest published check.")
 	providerAdvancedDesc = providerDesc("blocklag_provider_advanced_timestamp_seconds",
 		"Unix time when the provider last advanced, per EndpointStatus.Advanced.")
-	providerDurationDesc = providerDesc("blocklag_provider_probe_duration_seconds",
-		"How long the provider's probe took in the latest published check.")
+	providerDurationDesc = providerDesc("blocklag_provider_last_probe_duration_seconds",
+		"How long the provider's probe took in the latest published check, a last value rather than a distribution.")
 	providerFailureReasonDesc = prometheus.NewDesc("blocklag_provider_failure_reason",
-		"Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).",
+		"Whether the provider's probe failed for this reason (1) or not (0) in the latest published check, as ProbeError.Reason names it.",
 		[]string{providerLabel, reasonLabel}, nil)
 	referenceHeightDesc = prometheus.NewDesc("blocklag_reference_height",
 		"Block height that lag was measured from in the latest published check.", nil, nil)
@@ -45,11 +47,9 @@ var (
 		"Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.", nil, nil)
 
 	checksDesc = prometheus.NewDesc("blocklag_checks_total",
-		"Checks that sent probes, published or not.", nil, nil)
+		"Checks that sent probes, one to every provider, published or not.", nil, nil)
 	checksPublishedDesc = prometheus.NewDesc("blocklag_checks_published_total",
 		"Checks that published verdicts.", nil, nil)
-	providerProbesDesc = providerDesc("blocklag_provider_probes_total",
-		"Probes sent to the provider.")
 	providerFailuresDesc = prometheus.NewDesc("blocklag_provider_probe_failures_total",
 		"Failed probes of the provider, by the reason ProbeError.Reason names, in every check.",
 		[]string{providerLabel, reasonLabel}, nil)
@@ -59,22 +59,7 @@ var allDescs = []*prometheus.Desc{
 	providerEligibleDesc, providerUpDesc, providerHeightDesc, providerLagDesc,
 	providerAdvancedDesc, providerDurationDesc, providerFailureReasonDesc,
 	referenceHeightDesc, checkedDesc, advancedDesc, maxLagDesc,
-	checksDesc, checksPublishedDesc, providerProbesDesc, providerFailuresDesc,
-}
-
-// reasons is every blocklag.Reason, in the order blocklag declares them:
-// each provider has a failure counter for each, from 0, so that increase()
-// sees its first failure of a kind. blocklag exports no list to range
-// over; a test compares this one with the constants it declares.
-var reasons = []blocklag.Reason{
-	blocklag.ReasonRateLimited,
-	blocklag.ReasonUnauthorized,
-	blocklag.ReasonHTTPStatus,
-	blocklag.ReasonRPCError,
-	blocklag.ReasonWrongChain,
-	blocklag.ReasonBadAnswer,
-	blocklag.ReasonTimeout,
-	blocklag.ReasonTransport,
+	checksDesc, checksPublishedDesc, providerFailuresDesc,
 }
 
 func providerDesc(name, help string) *prometheus.Desc {
@@ -126,16 +111,31 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if len(st.Endpoints) == 0 {
 		return
 	}
-	collectStatus(ch, st)
-	collectStats(ch, ss)
+	reasons := reasonsOf(ss)
+	collectStatus(ch, st, reasons)
+	collectStats(ch, ss, reasons)
+}
+
+// reasonsOf is every reason that ss counts, in sorted order: Stats holds
+// all of them, from 0, for every endpoint, so blocklagprom keeps no list
+// of its own.
+func reasonsOf(ss blocklag.Stats) []blocklag.Reason {
+	seen := map[blocklag.Reason]bool{}
+	for _, e := range ss.Endpoints {
+		for r := range e.Failures {
+			seen[r] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // collectStatus sends the gauges that apply to st. They follow the
-// presence rules of Status's JSON form: up, the probe duration, the
-// reference and checked wait for the first published check; height and lag
-// only for a provider that answered in it, and a failure reason only for
-// one with an error; a timestamp only once it is set.
-func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
+// presence rules of Status's JSON form: up, the probe duration, the failure
+// reasons, the reference and checked wait for the first published check;
+// height and lag only for a provider that answered in it; a timestamp only
+// once it is set. The failure reasons are a state set: every reason, 1 for
+// the one the provider failed with and 0 for the others.
+func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []blocklag.Reason) {
 	published := !st.Checked.IsZero()
 	for _, e := range st.Endpoints {
 		id := string(e.ID)
@@ -148,8 +148,14 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 			send(ch, providerHeightDesc, float64(e.Height), id)
 			send(ch, providerLagDesc, float64(e.Lag), id)
 		}
-		if e.Err != nil {
-			send(ch, providerFailureReasonDesc, 1, id, string(reason(e.Err)))
+		if published {
+			var failedWith blocklag.Reason
+			if e.Err != nil {
+				failedWith = (&blocklag.ProbeError{Err: e.Err}).Reason()
+			}
+			for _, r := range reasons {
+				send(ch, providerFailureReasonDesc, flag(r == failedWith), id, string(r))
+			}
 		}
 		if !e.Advanced.IsZero() {
 			send(ch, providerAdvancedDesc, unixSeconds(e.Advanced), id)
@@ -166,25 +172,17 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status) {
 }
 
 // collectStats sends the counters of ss, all of them always: a provider's
-// failure counter of every reason, 0 until its first failure of the kind.
-func collectStats(ch chan<- prometheus.Metric, ss blocklag.Stats) {
+// failure counter of every reason, 0 until its first failure of the kind,
+// so that increase() sees the first one.
+func collectStats(ch chan<- prometheus.Metric, ss blocklag.Stats, reasons []blocklag.Reason) {
 	count(ch, checksDesc, ss.Checks)
 	count(ch, checksPublishedDesc, ss.Published)
 	for _, e := range ss.Endpoints {
 		id := string(e.ID)
-		count(ch, providerProbesDesc, e.Probes, id)
 		for _, r := range reasons {
 			count(ch, providerFailuresDesc, e.Failures[r], id, string(r))
 		}
 	}
-}
-
-// reason classifies an endpoint's Err as Status's JSON form does. A
-// Monitor's Status always holds a *blocklag.ProbeError there; any other
-// error, which only a Status built by hand can hold, gets the reason that
-// a ProbeError wrapping it would have.
-func reason(err error) blocklag.Reason {
-	return (&blocklag.ProbeError{Err: err}).Reason()
 }
 
 // send sends one gauge, and count one counter. A label value must be valid

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -30,11 +31,48 @@ func (m fixedMonitor) Stats() blocklag.Stats   { return m.stats }
 // comes from the EndpointStatus's ID, so the ProbeError's is left empty.
 func failed(err error) error { return &blocklag.ProbeError{Err: err} }
 
-// Every reason that ProbeError.Reason gives becomes the provider's reason
-// label as it is; an Err that merely wraps a ProbeError is read through, and
-// one that holds no ProbeError at all, which only a hand-built Status can
-// have, counts as a transport failure.
-func TestFailureReasonLabelIsTheProbeErrorsReason(t *testing.T) {
+// eightReasons is every reason a probe can fail for, written out here as
+// the oracle, apart from the Stats the collector reads them from.
+var eightReasons = []blocklag.Reason{"bad_answer", "http_status", "rate_limited", "rpc_error", "timeout", "transport", "unauthorized", "wrong_chain"}
+
+// statsOf is the Stats that a Monitor over st's endpoints gives before its
+// first failure: every reason, at 0, for every endpoint.
+func statsOf(st blocklag.Status, reasons ...blocklag.Reason) blocklag.Stats {
+	var ss blocklag.Stats
+	for _, e := range st.Endpoints {
+		failures := map[blocklag.Reason]uint64{}
+		for _, r := range reasons {
+			failures[r] = 0
+		}
+		ss.Endpoints = append(ss.Endpoints, blocklag.EndpointStats{ID: e.ID, Failures: failures})
+	}
+	return ss
+}
+
+// stateSet is the exposition of blocklag_provider_failure_reason for the
+// providers of failed, in sorted order, over reasons: 1 for the reason
+// each failed with, 0 for the others ("" for one that succeeded).
+func stateSet(failed map[string]blocklag.Reason, reasons []blocklag.Reason) string {
+	out := failureReasonHead
+	for _, id := range slices.Sorted(maps.Keys(failed)) {
+		for _, r := range reasons {
+			v := 0
+			if failed[id] == r {
+				v = 1
+			}
+			out += fmt.Sprintf("blocklag_provider_failure_reason{provider=%q,reason=%q} %d\n", id, r, v)
+		}
+	}
+	return out
+}
+
+// The failure reasons are a state set: for every provider in the check in
+// force, every reason, 1 for the Reason of its ProbeError and 0 for the
+// others, all 0 when it answered. An Err that merely wraps a ProbeError is
+// read through, and one that holds no ProbeError, which only a hand-built
+// Status can have, counts as a transport failure: the reasons that the
+// Status's JSON shows.
+func TestFailureReasonIsAStateSetOfEveryReason(t *testing.T) {
 	st := blocklag.Status{
 		Checked:   time.Unix(1700000000, 0),
 		Reference: 110,
@@ -54,28 +92,17 @@ func TestFailureReasonLabelIsTheProbeErrorsReason(t *testing.T) {
 			{ID: "bare429", Err: &blocklag.StatusError{StatusCode: 429}},
 		},
 	}
-	want := failureReasonHead + `blocklag_provider_failure_reason{provider="bad",reason="bad_answer"} 1
-blocklag_provider_failure_reason{provider="bare429",reason="rate_limited"} 1
-blocklag_provider_failure_reason{provider="chain",reason="wrong_chain"} 1
-blocklag_provider_failure_reason{provider="http403",reason="unauthorized"} 1
-blocklag_provider_failure_reason{provider="http429",reason="rate_limited"} 1
-blocklag_provider_failure_reason{provider="http503",reason="http_status"} 1
-blocklag_provider_failure_reason{provider="plain",reason="transport"} 1
-blocklag_provider_failure_reason{provider="reset",reason="transport"} 1
-blocklag_provider_failure_reason{provider="rpc32000",reason="rpc_error"} 1
-blocklag_provider_failure_reason{provider="rpc32005",reason="rate_limited"} 1
-blocklag_provider_failure_reason{provider="slow",reason="timeout"} 1
-blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
-`
-	c := collector{monitor: fixedMonitor{status: st}}
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "blocklag_provider_failure_reason"); err != nil {
+	want := map[string]blocklag.Reason{
+		"ok": "", "http429": "rate_limited", "rpc32005": "rate_limited", "http403": "unauthorized",
+		"http503": "http_status", "rpc32000": "rpc_error", "chain": "wrong_chain", "bad": "bad_answer",
+		"slow": "timeout", "reset": "transport", "wrapped": "unauthorized", "plain": "transport", "bare429": "rate_limited",
+	}
+	c := collector{monitor: fixedMonitor{status: st, stats: statsOf(st, eightReasons...)}}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(stateSet(want, eightReasons)), "blocklag_provider_failure_reason"); err != nil {
 		t.Error(err)
 	}
-	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
-		t.Errorf("lint: %v %v", problems, err)
-	}
+	assertLint(t, c)
 
-	// Each label is the reason that the Status's own JSON form shows.
 	text, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -84,15 +111,38 @@ blocklag_provider_failure_reason{provider="wrapped",reason="unauthorized"} 1
 	if err := json.Unmarshal(text, &shown); err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(shown.Endpoints, func(a, b struct{ ID, Reason string }) int { return strings.Compare(a.ID, b.ID) })
-	fromJSON := failureReasonHead
 	for _, e := range shown.Endpoints {
-		if e.Reason != "" {
-			fromJSON += fmt.Sprintf("blocklag_provider_failure_reason{provider=%q,reason=%q} 1\n", e.ID, e.Reason)
+		if blocklag.Reason(e.Reason) != want[e.ID] {
+			t.Errorf("the Status's JSON shows %s failing as %q, but the metric was pinned as %q", e.ID, e.Reason, want[e.ID])
 		}
 	}
-	if fromJSON != want {
-		t.Errorf("the Status's JSON shows the reasons\n%s\nbut the metric was pinned as\n%s", fromJSON, want)
+}
+
+// The collector takes the reasons from Stats, keeping no list of its own:
+// a reason that Stats counts is a counter and a state of the set, and one
+// it does not count is neither.
+func TestReasonsComeFromTheStats(t *testing.T) {
+	st := blocklag.Status{Checked: time.Unix(1700000000, 0), Endpoints: []blocklag.EndpointStatus{
+		{ID: "a", Err: failed(errors.New("reset"))},
+	}}
+	reasons := []blocklag.Reason{"newer", "transport"}
+	c := collector{monitor: fixedMonitor{status: st, stats: statsOf(st, reasons...)}}
+	want := stateSet(map[string]blocklag.Reason{"a": "transport"}, reasons) + `# HELP blocklag_provider_probe_failures_total Failed probes of the provider, by the reason ProbeError.Reason names, in every check.
+# TYPE blocklag_provider_probe_failures_total counter
+blocklag_provider_probe_failures_total{provider="a",reason="newer"} 0
+blocklag_provider_probe_failures_total{provider="a",reason="transport"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "blocklag_provider_failure_reason", "blocklag_provider_probe_failures_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// assertLint fails t when testutil.CollectAndLint finds a problem in what c
+// collects.
+func assertLint(t *testing.T, c prometheus.Collector) {
+	t.Helper()
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
 	}
 }
 
@@ -148,19 +198,16 @@ blocklag_max_lag_blocks 0
 # TYPE blocklag_provider_eligible gauge
 blocklag_provider_eligible{provider="down"} 0
 blocklag_provider_eligible{provider="genesis"} 1
-# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
-# TYPE blocklag_provider_failure_reason gauge
-blocklag_provider_failure_reason{provider="down",reason="http_status"} 1
 # HELP blocklag_provider_height Block height the provider reported in the latest published check.
 # TYPE blocklag_provider_height gauge
 blocklag_provider_height{provider="genesis"} 0
 # HELP blocklag_provider_lag_blocks Blocks the provider was behind the reference height in the latest published check.
 # TYPE blocklag_provider_lag_blocks gauge
 blocklag_provider_lag_blocks{provider="genesis"} 0
-# HELP blocklag_provider_probe_duration_seconds How long the provider's probe took in the latest published check.
-# TYPE blocklag_provider_probe_duration_seconds gauge
-blocklag_provider_probe_duration_seconds{provider="down"} 2
-blocklag_provider_probe_duration_seconds{provider="genesis"} 0.25
+# HELP blocklag_provider_last_probe_duration_seconds How long the provider's probe took in the latest published check, a last value rather than a distribution.
+# TYPE blocklag_provider_last_probe_duration_seconds gauge
+blocklag_provider_last_probe_duration_seconds{provider="down"} 2
+blocklag_provider_last_probe_duration_seconds{provider="genesis"} 0.25
 # HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
 # TYPE blocklag_provider_up gauge
 blocklag_provider_up{provider="down"} 0
@@ -195,9 +242,6 @@ blocklag_provider_advanced_timestamp_seconds{provider="front"} 1.6999999905e+09
 blocklag_provider_eligible{provider="behind"} 0
 blocklag_provider_eligible{provider="down"} 0
 blocklag_provider_eligible{provider="front"} 1
-# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
-# TYPE blocklag_provider_failure_reason gauge
-blocklag_provider_failure_reason{provider="down",reason="rate_limited"} 1
 # HELP blocklag_provider_height Block height the provider reported in the latest published check.
 # TYPE blocklag_provider_height gauge
 blocklag_provider_height{provider="behind"} 100
@@ -206,11 +250,11 @@ blocklag_provider_height{provider="front"} 110
 # TYPE blocklag_provider_lag_blocks gauge
 blocklag_provider_lag_blocks{provider="behind"} 10
 blocklag_provider_lag_blocks{provider="front"} 0
-# HELP blocklag_provider_probe_duration_seconds How long the provider's probe took in the latest published check.
-# TYPE blocklag_provider_probe_duration_seconds gauge
-blocklag_provider_probe_duration_seconds{provider="behind"} 0.03
-blocklag_provider_probe_duration_seconds{provider="down"} 0
-blocklag_provider_probe_duration_seconds{provider="front"} 0.0015
+# HELP blocklag_provider_last_probe_duration_seconds How long the provider's probe took in the latest published check, a last value rather than a distribution.
+# TYPE blocklag_provider_last_probe_duration_seconds gauge
+blocklag_provider_last_probe_duration_seconds{provider="behind"} 0.03
+blocklag_provider_last_probe_duration_seconds{provider="down"} 0
+blocklag_provider_last_probe_duration_seconds{provider="front"} 0.0015
 # HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
 # TYPE blocklag_provider_up gauge
 blocklag_provider_up{provider="behind"} 1
@@ -224,18 +268,19 @@ blocklag_reference_height 110
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := collector{monitor: fixedMonitor{status: tt.status}}
+			c := collector{monitor: fixedMonitor{status: tt.status, stats: statsOf(tt.status, eightReasons...)}}
 			if len(tt.status.Endpoints) == 0 {
 				if n := testutil.CollectAndCount(c); n != 0 {
 					t.Errorf("exported %d metrics, want none", n)
 				}
 			}
+			if n := testutil.CollectAndCount(c, "blocklag_provider_failure_reason"); tt.status.Checked.IsZero() && n != 0 {
+				t.Errorf("exported %d failure reasons before a check published, want none", n)
+			}
 			if err := testutil.CollectAndCompare(c, strings.NewReader(tt.want), gaugeNames...); err != nil {
 				t.Error(err)
 			}
-			if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
-				t.Errorf("lint: %v %v", problems, err)
-			}
+			assertLint(t, c)
 		})
 	}
 }
@@ -251,20 +296,20 @@ func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
 }
 
 // failureReasonHead is the exposition's header for the failure reasons.
-const failureReasonHead = `# HELP blocklag_provider_failure_reason Reason the provider's probe failed in the latest published check, as ProbeError.Reason names it (value always 1).
+const failureReasonHead = `# HELP blocklag_provider_failure_reason Whether the provider's probe failed for this reason (1) or not (0) in the latest published check, as ProbeError.Reason names it.
 # TYPE blocklag_provider_failure_reason gauge
 `
 
-// gaugeNames is every gauge the collector exports, so that a comparison of
-// the gauges leaves the counters out.
+// gaugeNames is every gauge the collector exports but the failure
+// reasons, which TestFailureReasonIsAStateSetOfEveryReason pins, so that a
+// comparison of the gauges leaves the counters out.
 var gaugeNames = []string{
 	"blocklag_provider_eligible",
 	"blocklag_provider_up",
 	"blocklag_provider_height",
 	"blocklag_provider_lag_blocks",
 	"blocklag_provider_advanced_timestamp_seconds",
-	"blocklag_provider_probe_duration_seconds",
-	"blocklag_provider_failure_reason",
+	"blocklag_provider_last_probe_duration_seconds",
 	"blocklag_reference_height",
 	"blocklag_checked_timestamp_seconds",
 	"blocklag_advanced_timestamp_seconds",
@@ -272,26 +317,22 @@ var gaugeNames = []string{
 }
 
 // The counters are Stats as it stands: the checks, those that published,
-// and per provider its probes and its failures of each of the eight
-// reasons, 0 for those it has never failed with, whatever the Status says.
+// and per provider its failures of each of the eight reasons, 0 for those
+// it has never failed with, whatever the Status says.
 func TestCountersAreTheStats(t *testing.T) {
 	c := collector{monitor: fixedMonitor{
 		status: blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "a", Eligible: true}, {ID: "b", Eligible: true}}},
 		stats: blocklag.Stats{Checks: 7, Published: 5, Endpoints: []blocklag.EndpointStats{
-			{ID: "a", Probes: 7, Failures: map[blocklag.Reason]uint64{blocklag.ReasonUnauthorized: 2, blocklag.ReasonTimeout: 1}},
-			{ID: "b", Probes: 6},
+			{ID: "a", Failures: failures(map[blocklag.Reason]uint64{blocklag.ReasonUnauthorized: 2, blocklag.ReasonTimeout: 1})},
+			{ID: "b", Failures: failures(nil)},
 		}},
 	}}
-	want := `# HELP blocklag_checks_total Checks that sent probes, published or not.
+	want := `# HELP blocklag_checks_total Checks that sent probes, one to every provider, published or not.
 # TYPE blocklag_checks_total counter
 blocklag_checks_total 7
 # HELP blocklag_checks_published_total Checks that published verdicts.
 # TYPE blocklag_checks_published_total counter
 blocklag_checks_published_total 5
-# HELP blocklag_provider_probes_total Probes sent to the provider.
-# TYPE blocklag_provider_probes_total counter
-blocklag_provider_probes_total{provider="a"} 7
-blocklag_provider_probes_total{provider="b"} 6
 # HELP blocklag_provider_probe_failures_total Failed probes of the provider, by the reason ProbeError.Reason names, in every check.
 # TYPE blocklag_provider_probe_failures_total counter
 blocklag_provider_probe_failures_total{provider="a",reason="bad_answer"} 0
@@ -311,13 +352,20 @@ blocklag_provider_probe_failures_total{provider="b",reason="transport"} 0
 blocklag_provider_probe_failures_total{provider="b",reason="unauthorized"} 0
 blocklag_provider_probe_failures_total{provider="b",reason="wrong_chain"} 0
 `
-	counterNames := []string{"blocklag_checks_total", "blocklag_checks_published_total", "blocklag_provider_probes_total", "blocklag_provider_probe_failures_total"}
+	counterNames := []string{"blocklag_checks_total", "blocklag_checks_published_total", "blocklag_provider_probe_failures_total"}
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), counterNames...); err != nil {
 		t.Error(err)
 	}
-	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
-		t.Errorf("lint: %v %v", problems, err)
+	assertLint(t, c)
+}
+
+// failures is the Failures of a Stats: every reason, 0 unless n counts it.
+func failures(n map[blocklag.Reason]uint64) map[blocklag.Reason]uint64 {
+	all := map[blocklag.Reason]uint64{}
+	for _, r := range eightReasons {
+		all[r] = n[r]
 	}
+	return all
 }
 
 // changingMonitor gives another Status and Stats at every call, and counts
@@ -334,7 +382,7 @@ func (m *changingMonitor) Status() blocklag.Status {
 func (m *changingMonitor) Stats() blocklag.Stats {
 	m.statsCalls++
 	n := uint64(m.statsCalls)
-	return blocklag.Stats{Checks: n, Published: n, Endpoints: []blocklag.EndpointStats{{ID: "a", Probes: n}}}
+	return blocklag.Stats{Checks: n, Published: n, Endpoints: []blocklag.EndpointStats{{ID: "a", Failures: failures(nil)}}}
 }
 
 // One Collect reads the Status once and the Stats once, so that all its
@@ -342,7 +390,7 @@ func (m *changingMonitor) Stats() blocklag.Stats {
 func TestCollectReadsStatusOnceAndStatsOnce(t *testing.T) {
 	m := &changingMonitor{}
 	c := collector{monitor: m}
-	want := strings.NewReader(`# HELP blocklag_checks_total Checks that sent probes, published or not.
+	want := strings.NewReader(`# HELP blocklag_checks_total Checks that sent probes, one to every provider, published or not.
 # TYPE blocklag_checks_total counter
 blocklag_checks_total 1
 # HELP blocklag_checks_published_total Checks that published verdicts.
@@ -354,15 +402,12 @@ blocklag_max_lag_blocks 1
 # HELP blocklag_provider_height Block height the provider reported in the latest published check.
 # TYPE blocklag_provider_height gauge
 blocklag_provider_height{provider="a"} 100
-# HELP blocklag_provider_probes_total Probes sent to the provider.
-# TYPE blocklag_provider_probes_total counter
-blocklag_provider_probes_total{provider="a"} 1
 # HELP blocklag_reference_height Block height that lag was measured from in the latest published check.
 # TYPE blocklag_reference_height gauge
 blocklag_reference_height 100
 `)
 	names := []string{"blocklag_checks_total", "blocklag_checks_published_total", "blocklag_max_lag_blocks",
-		"blocklag_provider_height", "blocklag_provider_probes_total", "blocklag_reference_height"}
+		"blocklag_provider_height", "blocklag_reference_height"}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
 	if err := testutil.GatherAndCompare(reg, want, names...); err != nil {

@@ -120,15 +120,20 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 				want[`blocklag_advanced_timestamp_seconds{}`] = seconds(st.Advanced)
 			}
 			for _, e := range st.Endpoints {
-				if len(tt.checks) > 0 {
-					want[`blocklag_provider_probe_duration_seconds{provider="`+string(e.ID)+`"}`] = e.Latency.Seconds()
-				}
 				if !e.Advanced.IsZero() {
 					want[`blocklag_provider_advanced_timestamp_seconds{provider="`+string(e.ID)+`"}`] = seconds(e.Advanced)
 				}
+				if len(tt.checks) == 0 {
+					continue
+				}
+				want[`blocklag_provider_last_probe_duration_seconds{provider="`+string(e.ID)+`"}`] = e.Latency.Seconds()
 				var pe *blocklag.ProbeError
-				if errors.As(e.Err, &pe) {
-					want[`blocklag_provider_failure_reason{provider="`+string(e.ID)+`",reason="`+string(pe.Reason())+`"}`] = 1
+				errors.As(e.Err, &pe)
+				for _, r := range allReasons {
+					want[`blocklag_provider_failure_reason{provider="`+string(e.ID)+`",reason="`+r+`"}`] = 0
+					if pe != nil && string(pe.Reason()) == r {
+						want[`blocklag_provider_failure_reason{provider="`+string(e.ID)+`",reason="`+r+`"}`] = 1
+					}
 				}
 			}
 			if !maps.Equal(got, want) {
@@ -224,15 +229,14 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 
 // counts is the counters of a Monitor over the providers "a" and "b" after
 // checks Checks that sent probes, of which published published: each
-// provider probed probes times, and failed as failures says, keyed by
-// "provider/reason"; every other failure counter is 0.
-func counts(checks, published, probes float64, failures map[string]float64) map[string]float64 {
+// provider failed as failures says, keyed by "provider/reason"; every
+// other failure counter is 0.
+func counts(checks, published float64, failures map[string]float64) map[string]float64 {
 	out := map[string]float64{
 		`blocklag_checks_total{}`:           checks,
 		`blocklag_checks_published_total{}`: published,
 	}
 	for _, id := range []string{"a", "b"} {
-		out[`blocklag_provider_probes_total{provider="`+id+`"}`] = probes
 		for _, r := range allReasons {
 			out[`blocklag_provider_probe_failures_total{provider="`+id+`",reason="`+r+`"}`] = failures[id+"/"+r]
 		}
@@ -241,22 +245,22 @@ func counts(checks, published, probes float64, failures map[string]float64) map[
 }
 
 // The counters count every Check that sent probes, whether or not it
-// published, and each provider's probes and failed probes by reason. Every
-// failure counter is there from the start, at 0.
+// published, and each provider's failed probes by reason. Every failure
+// counter is there from the start, at 0.
 func TestCountersCountEveryProbeOfEveryCheck(t *testing.T) {
 	tests := []struct {
 		name   string
 		checks [][]answer // each Check's answers, for a and b
 		want   map[string]float64
 	}{
-		{"before any check every counter is there at 0", nil, counts(0, 0, 0, nil)},
+		{"before any check every counter is there at 0", nil, counts(0, 0, nil)},
 		{"a check that publishes counts itself published and each failure by its reason",
-			[][]answer{{healthy, unavailable}}, counts(1, 1, 1, map[string]float64{"b/http_status": 1})},
+			[][]answer{{healthy, unavailable}}, counts(1, 1, map[string]float64{"b/http_status": 1})},
 		{"a check in which every probe fails counts each failure and nothing published",
-			[][]answer{{rejected, tooMany}}, counts(1, 0, 1, map[string]float64{"a/unauthorized": 1, "b/rate_limited": 1})},
+			[][]answer{{rejected, tooMany}}, counts(1, 0, map[string]float64{"a/unauthorized": 1, "b/rate_limited": 1})},
 		{"the counts add up across checks, published or not",
 			[][]answer{{healthy, otherChain}, {rejected, tooMany}, {healthy, tooMany}, {hang, behind}},
-			counts(4, 3, 4, map[string]float64{"a/unauthorized": 1, "a/timeout": 1, "b/rate_limited": 2, "b/wrong_chain": 1})},
+			counts(4, 3, map[string]float64{"a/unauthorized": 1, "a/timeout": 1, "b/rate_limited": 2, "b/wrong_chain": 1})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -281,9 +285,9 @@ func TestAnAllFailingCheckClimbsTheCountersAndKeepsTheGauges(t *testing.T) {
 		want   map[string]float64
 	}{
 		{"while fail-open", nil,
-			counts(2, 0, 2, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
+			counts(2, 0, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
 		{"after a published check", [][]answer{{healthy, behind}},
-			counts(3, 1, 3, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
+			counts(3, 1, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

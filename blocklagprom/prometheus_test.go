@@ -80,7 +80,6 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		`blocklag_provider_eligible{chain="mainnet",provider="c"} 0`,
 		`blocklag_provider_eligible{chain="sepolia",provider="a"} 1`,
 		`blocklag_provider_eligible{chain="sepolia",provider="b"} 1`,
-		`blocklag_provider_failure_reason{chain="mainnet",provider="c",reason="unauthorized"} 1`,
 		`blocklag_provider_height{chain="mainnet",provider="a"} 110`,
 		`blocklag_provider_height{chain="mainnet",provider="b"} 100`,
 		`blocklag_provider_lag_blocks{chain="mainnet",provider="a"} 0`,
@@ -95,13 +94,15 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		"sepolia": {"a": "unauthorized", "b": "rate_limited"},
 	} {
 		for provider, failedWith := range probes {
-			want = append(want, fmt.Sprintf(`blocklag_provider_probes_total{chain=%q,provider=%q} 2`, chain, provider))
 			for _, r := range allReasons {
 				n := 0
 				if r == failedWith {
-					n = 2
+					n = 1
 				}
-				want = append(want, fmt.Sprintf(`blocklag_provider_probe_failures_total{chain=%q,provider=%q,reason=%q} %d`, chain, provider, r, n))
+				want = append(want, fmt.Sprintf(`blocklag_provider_probe_failures_total{chain=%q,provider=%q,reason=%q} %d`, chain, provider, r, 2*n))
+				if chain == "mainnet" { // only its checks publish
+					want = append(want, fmt.Sprintf(`blocklag_provider_failure_reason{chain=%q,provider=%q,reason=%q} %d`, chain, provider, r, n))
+				}
 			}
 		}
 	}
@@ -110,7 +111,7 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		fmt.Sprintf(`blocklag_checked_timestamp_seconds{chain="mainnet"} %v`, seconds(st.Checked)),
 		fmt.Sprintf(`blocklag_advanced_timestamp_seconds{chain="mainnet"} %v`, seconds(st.Advanced)))
 	for _, e := range st.Endpoints {
-		want = append(want, fmt.Sprintf(`blocklag_provider_probe_duration_seconds{chain="mainnet",provider=%q} %v`, e.ID, e.Latency.Seconds()))
+		want = append(want, fmt.Sprintf(`blocklag_provider_last_probe_duration_seconds{chain="mainnet",provider=%q} %v`, e.ID, e.Latency.Seconds()))
 		if !e.Advanced.IsZero() {
 			want = append(want, fmt.Sprintf(`blocklag_provider_advanced_timestamp_seconds{chain="mainnet",provider=%q} %v`, e.ID, seconds(e.Advanced)))
 		}
@@ -120,14 +121,16 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		t.Errorf("Prometheus stored the series\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	// The alerts: a rejected key pages at once, whether or not its checks
-	// publish; the others wait out their for: clause.
+	// The alerts, each waiting out its for: clause: a rejected key whether
+	// or not its checks publish; a provider that lags, and one that fails
+	// with its reason; mainnet with one provider of three eligible.
 	wantAlerts := []string{
-		`firing BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="page"}`,
-		`firing BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="page"}`,
-		`pending BlocklagNeverPublished{chain="sepolia",severity="page"}`,
+		`pending BlocklagFewEligible{chain="mainnet",severity="warning"}`,
+		`pending BlocklagNeverPublished{chain="sepolia",severity="critical"}`,
 		`pending BlocklagProviderIneligible{chain="mainnet",provider="b",severity="warning"}`,
-		`pending BlocklagProviderIneligible{chain="mainnet",provider="c",severity="warning"}`,
+		`pending BlocklagProviderIneligible{chain="mainnet",provider="c",reason="unauthorized",severity="warning"}`,
+		`pending BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="critical"}`,
+		`pending BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="critical"}`,
 		`pending BlocklagProviderRateLimited{chain="sepolia",provider="b",reason="rate_limited",severity="warning"}`,
 	}
 	waitFor(t, "the alerts", func() (bool, string) {

@@ -91,6 +91,46 @@ func TestEveryAlertHasUnitTestsThatFireAndStayQuiet(t *testing.T) {
 	}
 }
 
+// Every alert routes as the monitoring mixins do (severity critical or
+// warning) and explains itself: a summary, a description, and a
+// runbook_url whose anchor is a section of the README named after it.
+func TestEveryAlertHasASeverityAnnotationsAndARunbook(t *testing.T) {
+	headings := map[string]bool{}
+	for _, h := range scan(t, "README.md", `^#+ (.+)$`) {
+		headings[strings.ToLower(strings.ReplaceAll(h, " ", "-"))] = true
+	}
+	field := regexp.MustCompile(`^\s*(severity|summary|description|runbook_url): *(.*)$`)
+	found := map[string]map[string]string{} // alert -> field -> value
+	var alert string
+	for _, line := range lines(t, rulesFile) {
+		if m := regexp.MustCompile(`^\s*- alert: (\w+)`).FindStringSubmatch(line); m != nil {
+			alert = m[1]
+			found[alert] = map[string]string{}
+		} else if m := field.FindStringSubmatch(line); m != nil && alert != "" {
+			found[alert][m[1]] = m[2]
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("%s has no alerts", rulesFile)
+	}
+	const runbooks = "https://github.com/yermakovsa/failnext-blocklag/blob/main/blocklagprom/README.md#"
+	for alert, f := range found {
+		if f["severity"] != "critical" && f["severity"] != "warning" {
+			t.Errorf("%s: severity %q, want critical or warning", alert, f["severity"])
+		}
+		if f["summary"] == "" || strings.Contains(f["summary"], "{{") {
+			t.Errorf("%s: summary %q, want one static sentence", alert, f["summary"])
+		}
+		if _, ok := f["description"]; !ok {
+			t.Errorf("%s: no description", alert)
+		}
+		anchor, ok := strings.CutPrefix(f["runbook_url"], runbooks)
+		if !ok || anchor != strings.ToLower(alert) || !headings[anchor] {
+			t.Errorf("%s: runbook_url %q, want %s%s, a section of README.md", alert, f["runbook_url"], runbooks, strings.ToLower(alert))
+		}
+	}
+}
+
 // scan returns the first group of every line of file that matches expr.
 func scan(t *testing.T, file, expr string) []string {
 	t.Helper()
