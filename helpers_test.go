@@ -2,7 +2,6 @@ package blocklag
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,18 +24,16 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// The two requests a probe sends, written out here rather than taken from
-// the code under test.
+// The two requests a probe sends, written out apart from the code.
 const (
 	heightRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 	chainRequest  = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
 )
 
 // readRequest reads a request that a provider or a Base was handed and
-// returns its JSON-RPC method. Every request blocklag sends is a POST with
-// JSON headers that asks for no compression, and its body is exactly one of
-// the two requests above; any other fails t (not the handler's caller, so
-// that a malformed request fails the test) and gives "".
+// returns its JSON-RPC method. Each must be a POST with JSON headers, no
+// compression, blocklag's User-Agent and one of the two bodies above;
+// any other fails t and gives "".
 func readRequest(t testing.TB, r *http.Request) string {
 	t.Helper()
 	b, err := io.ReadAll(r.Body)
@@ -64,8 +60,8 @@ func readRequest(t testing.TB, r *http.Request) string {
 
 // provider is the fake JSON-RPC node on loopback that the tests share. It
 // answers eth_blockNumber with its height and eth_chainId with its chain
-// result, unless a test has set a handler of its own for the method, and it
-// counts the requests of each method and the request URIs it was sent to.
+// result, unless a test set a handler for the method, and counts the
+// requests of each method and the request URIs.
 type provider struct {
 	*httptest.Server
 	t      testing.TB
@@ -117,9 +113,8 @@ func (p *provider) serveChain(result string) {
 	p.chainRes = result
 }
 
-// on makes h answer every request for method from now on, after the
-// provider has read and counted it; a nil h restores the provider's own
-// answer.
+// on makes h answer every request for method from now on, once read and
+// counted; a nil h restores the provider's own answer.
 func (p *provider) on(method string, h http.HandlerFunc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -186,10 +181,8 @@ func rpcErrorAnswer(code int, message string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":%s}}`, code, quoted)
 }
 
-// response is an answer to r with this status and body, stating length as
-// its ContentLength (-1 for unknown), as a Base that stands in for the
-// network returns it. Its Header is empty: a test that states a
-// Content-Length header sets it.
+// response is an answer to r, as a Base returns it, with this status and
+// body and ContentLength length (-1 for unknown), and no header.
 func response(r *http.Request, status int, body string, length int64) *http.Response {
 	return &http.Response{
 		StatusCode:    status,
@@ -201,10 +194,9 @@ func response(r *http.Request, status int, body string, length int64) *http.Resp
 }
 
 // recorder is a Base over http.DefaultTransport that counts the requests
-// it is handed, the response bodies it has handed out and not seen closed,
-// and the calls to its CloseIdleConnections. When height is set, it
-// answers every eth_blockNumber request itself, at that height, so that
-// only the other requests reach the providers.
+// it is handed, the bodies it handed out and has not seen closed, and the
+// calls to its CloseIdleConnections. With height set, it answers every
+// eth_blockNumber request itself, at that height.
 type recorder struct {
 	height                   uint64
 	requests, open, closings atomic.Int32
@@ -228,50 +220,22 @@ func (b *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	b.open.Add(1)
-	resp.Body = &countedBody{ReadCloser: resp.Body, open: &b.open}
+	resp.Body = &onClose{ReadCloser: resp.Body, f: func() { b.open.Add(-1) }}
 	return resp, nil
 }
 
 func (b *recorder) CloseIdleConnections() { b.closings.Add(1) }
 
-// countedBody takes itself off its recorder's count of open bodies when
-// it is first closed.
-type countedBody struct {
+// onClose is a body that calls f when it is first closed.
+type onClose struct {
 	io.ReadCloser
 	once sync.Once
-	open *atomic.Int32
+	f    func()
 }
 
-func (c *countedBody) Close() error {
-	c.once.Do(func() { c.open.Add(-1) })
+func (c *onClose) Close() error {
+	c.once.Do(c.f)
 	return c.ReadCloser.Close()
-}
-
-// huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB, from
-// buffers made once so that the server allocates little itself.
-func huge(compressed bool) http.HandlerFunc {
-	chunk := bytes.Repeat([]byte(" "), 1<<20)
-	if compressed {
-		// A gzip stream may hold many members, each inflating on its own;
-		// one member of 1 MiB sent 64 times is a 64 MiB bomb that is quick
-		// to build.
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		zw.Write(chunk)
-		zw.Close()
-		chunk = buf.Bytes()
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		if compressed {
-			w.Header().Set("Content-Encoding", "gzip")
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(64*len(chunk)))
-		for range 64 {
-			if _, err := w.Write(chunk); err != nil {
-				return // the probe hung up, as it should
-			}
-		}
-	}
 }
 
 func idOf(i int) failnext.EndpointID { return failnext.EndpointID(fmt.Sprint("p", i)) }
@@ -350,16 +314,13 @@ func hasControl(s string) bool {
 	return !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
 }
 
-// withSecrets adds a secret to each part of rawURL that providers use for
-// API keys: its userinfo, path and query. Each secret holds the word SECRET,
-// which survives percent-escaping and Go quoting, so that assertShowsNone
-// finds it in any form.
+// withSecrets adds a secret holding the word SECRET to each part of rawURL
+// that providers use for API keys: its userinfo, path and query.
 func withSecrets(rawURL string) string {
 	return strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1) + "/v3/path1SECRET?apikey=query1SECRET"
 }
 
-// eachError calls f with err and with every error it wraps, through both
-// kinds of Unwrap, all the way down.
+// eachError calls f with err and every error it wraps, all the way down.
 func eachError(err error, f func(error)) {
 	if err == nil {
 		return
@@ -375,8 +336,8 @@ func eachError(err error, f func(error)) {
 	}
 }
 
-// TestMain runs the tests, unless this binary was started as the child
-// process of BenchmarkClientSide: then it serves that benchmark's providers.
+// TestMain runs the tests, or serves the remote providers in the child
+// process of the benchmarks that use them.
 func TestMain(m *testing.M) {
 	if os.Getenv(remoteProvidersEnv) != "" {
 		serveRemoteProviders()
@@ -386,8 +347,6 @@ func TestMain(m *testing.M) {
 }
 
 // clockAt is a time of day on one fixed date, in UTC: clockAt("10:00:05").
-// Tests give it to a Monitor's clock so that their Checks happen at the
-// times they say.
 func clockAt(hms string) time.Time {
 	tod, err := time.Parse(time.TimeOnly, hms)
 	if err != nil {
@@ -396,10 +355,9 @@ func clockAt(hms string) time.Time {
 	return time.Date(2026, 1, 2, tod.Hour(), tod.Minute(), tod.Second(), 0, time.UTC)
 }
 
-// assertShowsNone fails t when err, or any error it wraps, shows the word
-// SECRET or any of forbidden, in its text or as fmt prints it with %v, %+v
-// or %#v: a Format method or a struct's fields could show what Error does
-// not. Empty forbidden texts are ignored.
+// assertShowsNone fails t when err, or any error it wraps, shows SECRET or
+// one of the non-empty forbidden texts, as Error or fmt's %v, %+v or %#v
+// gives it.
 func assertShowsNone(t *testing.T, err error, forbidden ...string) {
 	t.Helper()
 	forbidden = append(forbidden, "SECRET")
@@ -415,10 +373,9 @@ func assertShowsNone(t *testing.T, err error, forbidden ...string) {
 }
 
 // shownTexts is every text in which err, Check's error, and st, the Status
-// after that Check, reach an operator: the text of err and of every error
-// it wraps, as Error and fmt's %v and %+v give it; err logged through
-// log/slog's text and JSON handlers; and st as JSON, logged through both
-// handlers, and printed with %v and %+v.
+// after it, reach an operator: each error in err as Error, %v and %+v give
+// it; err and st logged by slog's text and JSON handlers; st as JSON and
+// with %v and %+v.
 func shownTexts(err error, st Status) []string {
 	var texts []string
 	eachError(err, func(e error) {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"reflect"
-	"sync"
 	"testing"
 
 	"github.com/yermakovsa/failnext"
@@ -144,7 +142,7 @@ func TestAbandonedCheckCountsItsFailuresAsUnpublished(t *testing.T) {
 		readRequest(t, r)
 		if r.URL.Host == "rejecting.example" {
 			resp := response(r, http.StatusUnauthorized, "", -1)
-			resp.Body = &closeNotifier{ReadCloser: resp.Body, closed: decided}
+			resp.Body = &onClose{ReadCloser: resp.Body, f: func() { close(decided) }}
 			return resp, nil
 		}
 		<-decided
@@ -162,18 +160,6 @@ func TestAbandonedCheckCountsItsFailuresAsUnpublished(t *testing.T) {
 	if got := m.Stats(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
 	}
-}
-
-// closeNotifier is a body that closes closed when it is first closed.
-type closeNotifier struct {
-	io.ReadCloser
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (c *closeNotifier) Close() error {
-	c.once.Do(func() { close(c.closed) })
-	return c.ReadCloser.Close()
 }
 
 // Stats returns a copy, and answers while a Check is running, from the
