@@ -9,8 +9,8 @@ import (
 // valid is the answer of a provider at height 100.
 const valid = `{"jsonrpc":"2.0","id":1,"result":"0x64"}`
 
-// judgeCases are the answer rules, one body each; they also seed FuzzJudge
-// and FuzzCompactHeight. The probe always sends id 1, so a provider that
+// judgeCases are the answer rules, one body each; they also seed FuzzJudge.
+// The probe always sends id 1, so a provider that
 // answers every request with id 1, whatever the request carried, is judged
 // on its height; any other id fails it.
 var judgeCases = []struct {
@@ -115,10 +115,8 @@ func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
 const answerStart = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
 // compactCases say which bodies the shortcut for the common answer
-// recognises: only its exact compact form. They also seed
-// FuzzCompactHeight, which checks that a recognised body is one the full
-// parser accepts with the same height, and that judge answers every body as
-// the full parser does.
+// recognises: only its exact compact form; each body it recognises the full
+// parser accepts with the same height.
 var compactCases = []struct {
 	name       string
 	body       string
@@ -158,6 +156,9 @@ func TestCompactShortcutRecognisesOnlyTheCompactForm(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if height, recognised := compactHeight([]byte(tt.body)); recognised != tt.recognised || height != tt.height {
 				t.Fatalf("compactHeight = %d, %v; want %d, %v", height, recognised, tt.height, tt.recognised)
+			}
+			if strict, err := judgeStrictly([]byte(tt.body), nil); tt.recognised && (err != nil || strict != tt.height) {
+				t.Errorf("the full parser says %d, %v of a body the shortcut reads as %d", strict, err, tt.height)
 			}
 		})
 	}

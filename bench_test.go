@@ -354,28 +354,6 @@ func BenchmarkCheckEveryProbeFailing(b *testing.B) {
 	}
 }
 
-// BenchmarkMask measures masking one error text that quotes a URL, with
-// the secrets of 10 and of 1000 endpoints: the time should not grow with
-// their number.
-func BenchmarkMask(b *testing.B) {
-	for _, n := range []int{10, 1000} {
-		b.Run(fmt.Sprint("endpoints=", n), func(b *testing.B) {
-			eps := make([]endpoint, n)
-			for i := range eps {
-				eps[i].url = keyedURL(i)
-			}
-			s := newSecrets(eps)
-			text := fmt.Sprintf("Post %q: dial tcp 192.0.2.1:443: connect: connection refused", eps[n/2].url)
-			b.ReportAllocs()
-			for b.Loop() {
-				if s.mask(text) == text {
-					b.Fatal("nothing was masked")
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkTransportText measures turning a transport error's text into
 // what a message shows, beside the secrets of 10 endpoints: a text of 1 KB,
 // 9 MB of x, and the key repeated to 9 MB cost the same, as only what the

@@ -84,32 +84,3 @@ func FuzzJudge(f *testing.F) {
 		}
 	})
 }
-
-// FuzzCompactHeight checks the shortcut for the common answer against the
-// full parser, seeded from the tables of
-// TestCompactShortcutRecognisesOnlyTheCompactForm and
-// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule: whatever compactHeight
-// recognises, judgeStrictly accepts with the same height, and judge always
-// answers exactly as judgeStrictly does, error messages included. Run
-// longer with:
-// go test -run '^$' -fuzz FuzzCompactHeight -fuzztime 5m -parallel 1
-func FuzzCompactHeight(f *testing.F) {
-	for _, c := range compactCases {
-		f.Add([]byte(c.body))
-	}
-	for _, c := range judgeCases {
-		f.Add([]byte(c.body))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if height, ok := compactHeight(body); ok {
-			if strict, err := judgeStrictly(body, nil); err != nil || strict != height {
-				t.Fatalf("the shortcut reads %d; the full parser says %d, %v", height, strict, err)
-			}
-		}
-		strict, strictErr := judgeStrictly(body, nil)
-		height, err := judge(body, nil)
-		if height != strict || (err == nil) != (strictErr == nil) || (err != nil && err.Error() != strictErr.Error()) {
-			t.Fatalf("judge says %d, %v; the full parser says %d, %v", height, err, strict, strictErr)
-		}
-	})
-}

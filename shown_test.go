@@ -17,6 +17,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -469,35 +470,62 @@ type endless int
 func (e endless) Error() string { return "loops" }
 func (e endless) Unwrap() error { return e + 1 }
 
-// A Base's error is never kept: its As method, its Format method, or a
-// text that changes later cannot show through the ProbeError what its
-// message does not.
-func TestBaseErrorChainIsNotKept(t *testing.T) {
-	const secretURL = "http://userSECRET:passSECRET@rpc.example/v3/key1SECRET?apikey=query1SECRET"
+// A Base's error is never kept: the ProbeError keeps, through stand-ins,
+// what callers ask of it with errors.Is and errors.As (the context errors,
+// the deadline and end-of-file errors, the system's error number, whether
+// a net.Error timed out, also when an As method offers them), while none of
+// the Base's own errors, what its As method offers, its Format method or a
+// text that changes later can show through it.
+func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 	changing := &changingError{text: "connection failed"}
 	tests := []struct {
-		name  string
-		err   error
-		after func() // run once Check has returned
+		name     string
+		err      error // wrapped by the Base in text that quotes the URL
+		is       error // errors.Is must find it; nil for none
+		netError bool  // errors.As must find a net.Error
+		timeout  bool  // and its Timeout must be this
+		reason   Reason
 	}{
-		{name: "an error whose As method yields a *url.Error quoting the URL", err: &asURLError{}},
-		{name: "an error whose Format method prints the URL under %+v", err: &formatsURL{}},
-		{name: "an error whose text changes after Check returns", err: changing,
-			after: func() { changing.text = "now at " + secretURL }},
+		{name: "context.Canceled", err: context.Canceled, is: context.Canceled, reason: ReasonTransport},
+		{name: "context.DeadlineExceeded", err: context.DeadlineExceeded, is: context.DeadlineExceeded, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "os.ErrDeadlineExceeded", err: os.ErrDeadlineExceeded, is: os.ErrDeadlineExceeded, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "io.ErrUnexpectedEOF", err: io.ErrUnexpectedEOF, is: io.ErrUnexpectedEOF, reason: ReasonTransport},
+		{name: "io.EOF", err: io.EOF, is: io.EOF, reason: ReasonTransport},
+		{name: "a syscall.Errno", err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)},
+			is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
+		{name: "a net.Error that timed out", err: fakeNetError{timeout: true}, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "a net.Error that did not time out", err: fakeNetError{}, netError: true, reason: ReasonTransport},
+		{name: "a net.Error that an As method gives", err: asOnly{fakeNetError{timeout: true}}, netError: true, timeout: true, reason: ReasonTimeout},
+		{name: "a syscall.Errno that an As method gives", err: asOnly{syscall.ECONNRESET}, is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
+		{name: "a *url.Error quoting the URL that an As method gives", err: &asURLError{}, netError: true, reason: ReasonTransport},
+		{name: "an error whose Format method prints the URL", err: &formatsURL{}, reason: ReasonTransport},
+		{name: "an error whose text changes after Check returns", err: changing, reason: ReasonTransport},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+" cannot be reached", func(t *testing.T) {
-			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, tt.err })
-			pe, _ := probeOne(t, Config{Endpoints: named("a", secretURL), Base: base})
+		t.Run(tt.name+" is kept by its stand-ins alone", func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("%s failed: %w", r.URL, tt.err)
+			})
+			pe, _ := probeOne(t, Config{Endpoints: named("a", withSecrets("http://rpc.example")), Base: base})
 			before := pe.Error()
-			if tt.after != nil {
-				tt.after()
-			}
-			var ue *url.Error
-			if pe.Error() != before || errors.Is(pe, tt.err) || errors.As(pe, &ue) {
-				t.Errorf("error %q (was %q) reaches the Base's error, or what its As method offers", pe, before)
+			changing.text = "now at " + withSecrets("http://rpc.example")
+			if pe.Error() != before {
+				t.Errorf("message changed from %q to %q after Check returned", before, pe)
 			}
 			assertShowsNone(t, pe)
+			if tt.is != nil && !errors.Is(pe, tt.is) {
+				t.Errorf("errors.Is(%q, %v) = false, want true", pe, tt.is)
+			}
+			var ne net.Error
+			if got := errors.As(pe, &ne); got != tt.netError || (got && ne.Timeout() != tt.timeout) {
+				t.Errorf("error %q: a net.Error found %v, want %v with Timeout %v", pe, got, tt.netError, tt.timeout)
+			}
+			if tt.is == nil && errors.Is(pe, tt.err) || errors.As(pe, new(*net.OpError)) || errors.As(pe, new(fakeNetError)) || errors.As(pe, new(*url.Error)) {
+				t.Errorf("errors.Is or errors.As finds one of the Base's own errors in %q", pe)
+			}
+			if got := pe.Reason(); got != tt.reason {
+				t.Errorf("Reason() = %q, want %q", got, tt.reason)
+			}
 		})
 	}
 }
@@ -538,57 +566,6 @@ func (e *formatsURL) Format(f fmt.State, verb rune) {
 type changingError struct{ text string }
 
 func (e *changingError) Error() string { return e.text }
-
-// A transport error keeps, through stand-ins, what callers ask of it with
-// errors.Is and errors.As: the context errors, the deadline and
-// end-of-file errors, the system's error number, and whether a net.Error
-// was a timeout, also when an As method is what offers them.
-func TestStandInsKeepStandardErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		err      error // wrapped by the Base in text that quotes the URL
-		is       error // errors.Is must find it; nil for none
-		netError bool  // errors.As must find a net.Error
-		timeout  bool  // and its Timeout must be this
-		reason   Reason
-	}{
-		{name: "context.Canceled", err: context.Canceled, is: context.Canceled, reason: ReasonTransport},
-		{name: "context.DeadlineExceeded", err: context.DeadlineExceeded, is: context.DeadlineExceeded, netError: true, timeout: true, reason: ReasonTimeout},
-		{name: "os.ErrDeadlineExceeded", err: os.ErrDeadlineExceeded, is: os.ErrDeadlineExceeded, netError: true, timeout: true, reason: ReasonTimeout},
-		{name: "io.ErrUnexpectedEOF", err: io.ErrUnexpectedEOF, is: io.ErrUnexpectedEOF, reason: ReasonTransport},
-		{name: "io.EOF", err: io.EOF, is: io.EOF, reason: ReasonTransport},
-		{name: "a syscall.Errno", err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)},
-			is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
-		{name: "a net.Error that timed out", err: fakeNetError{timeout: true}, netError: true, timeout: true, reason: ReasonTimeout},
-		{name: "a net.Error that did not time out", err: fakeNetError{}, netError: true, reason: ReasonTransport},
-		{name: "a net.Error that an As method gives", err: asOnly{fakeNetError{timeout: true}}, netError: true, timeout: true, reason: ReasonTimeout},
-		{name: "a syscall.Errno that an As method gives", err: asOnly{syscall.ECONNRESET}, is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name+" is kept by a stand-in", func(t *testing.T) {
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				return nil, fmt.Errorf("%s failed: %w", r.URL, tt.err)
-			})
-			pe, _ := probeOne(t, Config{Endpoints: named("a", withSecrets("http://rpc.example")), Base: base})
-			assertShowsNone(t, pe)
-			if tt.is != nil && !errors.Is(pe, tt.is) {
-				t.Errorf("errors.Is(%q, %v) = false, want true", pe, tt.is)
-			}
-			var ne net.Error
-			if got := errors.As(pe, &ne); got != tt.netError || (got && ne.Timeout() != tt.timeout) {
-				t.Errorf("error %q: a net.Error found %v, want %v with Timeout %v", pe, got, tt.netError, tt.timeout)
-			}
-			var op *net.OpError
-			var fake fakeNetError
-			if errors.As(pe, &op) || errors.As(pe, &fake) {
-				t.Errorf("errors.As finds one of the Base's own errors in %q", pe)
-			}
-			if got := pe.Reason(); got != tt.reason {
-				t.Errorf("Reason() = %q, want %q", got, tt.reason)
-			}
-		})
-	}
-}
 
 // fakeNetError is a net.Error from a Base, whose text quotes the URL.
 type fakeNetError struct{ timeout bool }
@@ -684,11 +661,5 @@ func fuzzSecrets(u *url.URL) []string {
 			out = append(out, a)
 		}
 	}
-	var nonEmpty []string
-	for _, s := range out {
-		if s != "" {
-			nonEmpty = append(nonEmpty, s)
-		}
-	}
-	return nonEmpty
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
 }
