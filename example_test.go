@@ -174,19 +174,23 @@ func ExampleConfig_probeTimeout() {
 	// hung eligible: false
 }
 
-// Check's error is one line, fit for a log. Code reads the failures from
-// its Errors, in configured order.
+// Check's error is one line, fit for a log; code reads each failure from
+// its Errors, in configured order, by Reason and by type. Infura puts its
+// JSON-RPC error in the body of its 429, beside a Retry-After header: the
+// *StatusError keeps both, and errors.As finds the RPC error through it.
 func ExampleCheckError() {
 	primary := fakeNode("0x64")
 	defer primary.Close()
-	backup := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
+	infura := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "60")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}`)
 	}))
-	defer backup.Close()
+	defer infura.Close()
 
 	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{
 		{ID: "primary", URL: primary.URL},
-		{ID: "backup", URL: backup.URL},
+		{ID: "infura", URL: infura.URL},
 	}})
 	if err != nil {
 		panic(err)
@@ -197,18 +201,20 @@ func ExampleCheckError() {
 	if errors.As(err, &ce) {
 		fmt.Println("published:", ce.Published)
 		for _, pe := range ce.Errors {
-			fmt.Printf("%s failed: %v\n", pe.Endpoint, pe.Reason())
+			var se *blocklag.StatusError
+			var rpc *blocklag.RPCError
+			if errors.As(pe, &se) && errors.As(pe, &rpc) {
+				fmt.Printf("%s: %s, status %d, RPC code %d, retry after %v\n", pe.Endpoint, pe.Reason(), se.StatusCode, rpc.Code, se.RetryAfter)
+			}
 		}
 	}
-	fmt.Println("primary eligible:", monitor.Eligible("primary"))
-	fmt.Println("backup eligible:", monitor.Eligible("backup"))
+	fmt.Println("infura eligible:", monitor.Eligible("infura"))
 
 	// Output:
-	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "backup": HTTP status 503
+	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "infura": HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s
 	// published: true
-	// backup failed: http_status
-	// primary eligible: true
-	// backup eligible: false
+	// infura: rate_limited, status 429, RPC code -32005, retry after 1m0s
+	// infura eligible: false
 }
 
 // A provider that rate-limits us and one that serves another chain fail
@@ -253,53 +259,6 @@ func ExampleProbeError_Reason() {
 	// Output:
 	// limited: rate_limited, RPC code -32005
 	// sepolia: wrong_chain, chain 11155111 instead of 1
-}
-
-// A provider that rate-limits us answers with a status other than 200, and
-// often says more: Infura puts its JSON-RPC error in the body of its 429,
-// and many providers add a Retry-After header. The *StatusError keeps both,
-// and errors.As finds the RPC error through it.
-func ExampleStatusError() {
-	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "60")
-		w.WriteHeader(http.StatusTooManyRequests)
-		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}`)
-	}))
-	defer limited.Close()
-	backup := fakeNode("0x64")
-	defer backup.Close()
-
-	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{
-		{ID: "infura", URL: limited.URL},
-		{ID: "backup", URL: backup.URL},
-	}})
-	if err != nil {
-		panic(err)
-	}
-	err = monitor.Check(context.Background())
-	var se *blocklag.StatusError
-	if errors.As(err, &se) {
-		fmt.Println(se)
-		fmt.Println("status:", se.StatusCode)
-		fmt.Println("retry after:", se.RetryAfter)
-	}
-	var rpc *blocklag.RPCError
-	if errors.As(err, &rpc) {
-		fmt.Println("provider's code:", rpc.Code)
-	}
-	var pe *blocklag.ProbeError
-	if errors.As(err, &pe) {
-		fmt.Println("reason:", pe.Reason())
-	}
-	fmt.Println("infura eligible:", monitor.Eligible("infura"))
-
-	// Output:
-	// HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s
-	// status: 429
-	// retry after: 1m0s
-	// provider's code: -32005
-	// reason: rate_limited
-	// infura eligible: false
 }
 
 // Status logs through log/slog as one group, with a group per provider
