@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"reflect"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -93,60 +92,6 @@ func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
 			}
 			if st := m.Status(); !st.Checked.IsZero() {
 				t.Errorf("the abandoned Check published %+v", st)
-			}
-		})
-	}
-}
-
-// A provider that never answers, under a Check whose context has a
-// deadline, has its probe ended a margin before that deadline unless
-// ProbeTimeout ends it sooner: it fails as a timeout that says whose time
-// ran out, and the Check publishes, before its deadline, the other
-// provider's verdict beside it ineligible.
-func TestHungProviderIsPublishedIneligibleBeforeTheCheckDeadline(t *testing.T) {
-	const timeout = time.Second // the probes get 900 ms, the Check a margin of 100 ms
-	tests := []struct {
-		name         string
-		probeTimeout time.Duration
-		viaBase      bool // the hung provider is a Base that returns its request's context's error
-		want         string
-	}{
-		{"without ProbeTimeout", 0, false, "ran out of the Check's time after "},
-		{"with ProbeTimeout as long as the context's timeout", timeout, false, "ran out of the Check's time after "},
-		{"with ProbeTimeout far longer than the context's timeout", time.Hour, false, "ran out of the Check's time after "},
-		{"with ProbeTimeout shorter than the Check's time", 50 * time.Millisecond, false, "timed out after 50ms"},
-		{"behind a Base that returns the context's error", 0, true, "ran out of the Check's time after "},
-	}
-	for _, tt := range tests {
-		t.Run("a hung provider "+tt.name+" is published ineligible", func(t *testing.T) {
-			good, hung := newProvider(t, 100), newProvider(t, 100)
-			hung.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-			cfg := Config{Endpoints: named("good", good.URL, "hung", hung.URL), ProbeTimeout: tt.probeTimeout}
-			if tt.viaBase {
-				cfg.Endpoints[1].URL = "http://hung.example"
-				cfg.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					if r.URL.Host != "hung.example" {
-						return http.DefaultTransport.RoundTrip(r)
-					}
-					<-r.Context().Done()
-					return nil, r.Context().Err()
-				})
-			}
-			m := mustNew(t, cfg)
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			err := m.Check(ctx)
-			var ce *CheckError
-			if !errors.As(err, &ce) || !ce.Published || ctx.Err() != nil {
-				t.Fatalf("Check = %v with its context %v, want a *CheckError from a Check that published within its time", err, ctx.Err())
-			}
-			pe := probeErrors(t, err)["hung"]
-			if pe == nil || !strings.HasPrefix(pe.Err.Error(), tt.want) || !errors.Is(pe, context.DeadlineExceeded) || pe.Reason() != ReasonTimeout {
-				t.Fatalf("hung's error = %v, want a timeout wrapping context.DeadlineExceeded that says %q", pe, tt.want)
-			}
-			wantEligible(t, m, verdicts{"good": true, "hung": false})
-			if st := m.Status(); st.Reference != 100 || st.Endpoints[1].Err != pe {
-				t.Errorf("Status = %+v, want reference 100 and hung's error", st)
 			}
 		})
 	}
