@@ -26,22 +26,14 @@ if ! head -n 1 "$tmp/quickstart/main.go" | grep -qx 'package main'; then
 	exit 1
 fi
 
-# A module of its own, taking blocklag and failnext from this checkout.
-cat > "$tmp/quickstart/go.mod" <<EOF
-module quickstart
-
-go 1.24
-
-require (
-	github.com/yermakovsa/failnext v0.6.0
-	github.com/yermakovsa/failnext-blocklag v0.0.0
+# A module of its own, which builds against this checkout through a
+# workspace, as the README's Installation has a newcomer do.
+(
+	cd "$tmp/quickstart"
+	go mod init quickstart 2>/dev/null
+	go work init . "$root"
+	go build -o "$tmp/quickstart.bin" .
 )
-
-replace github.com/yermakovsa/failnext-blocklag => $root
-
-replace github.com/yermakovsa/failnext => $root/third_party/failnext
-EOF
-(cd "$tmp/quickstart" && go build -o "$tmp/quickstart.bin" .)
 (cd scripts/leakcheck && go build -o "$tmp/leakcheck" .)
 
 echo "== the Quick start against providers whose URLs hold keys"
