@@ -50,15 +50,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: leakcheck PROGRAM")
 		os.Exit(2)
 	}
-	if err := check(os.Args[1]); err != nil {
+	if err := check(os.Args[1], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "leakcheck:", err)
 		os.Exit(1)
 	}
 }
 
-// check runs program in every scenario and returns an error naming each
-// piece of a key that any run printed.
-func check(program string) error {
+// check runs program in every scenario, copies what each run printed to
+// w, and returns an error naming each piece of a key that any run printed.
+func check(program string, w io.Writer) error {
 	ps := startProviders()
 	defer ps.close()
 	// An invalid escape in the path, which New refuses.
@@ -84,7 +84,7 @@ func check(program string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v; it printed:\n%s", sc.name, err, out)
 		}
-		fmt.Printf("== %s: %d lines\n%s", sc.name, bytes.Count(out, []byte("\n")), out)
+		fmt.Fprintf(w, "== %s: %d lines\n%s", sc.name, bytes.Count(out, []byte("\n")), out)
 		for _, leak := range leaks(out, ps.keys()) {
 			failures = append(failures, fmt.Sprintf("%s: %s", sc.name, leak))
 		}
@@ -92,7 +92,7 @@ func check(program string) error {
 	if len(failures) > 0 {
 		return fmt.Errorf("the program printed pieces of keys:\n%s", strings.Join(failures, "\n"))
 	}
-	fmt.Println("leakcheck: no piece of any key in anything the program printed")
+	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed")
 	return nil
 }
 

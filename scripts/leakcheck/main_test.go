@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -51,7 +52,7 @@ func TestCheckFailsAProgramThatLogsARawRequestError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("LEAKCHECK_FAKE", tt.fake)
-			err := check(os.Args[0])
+			err := check(os.Args[0], io.Discard)
 			if got := err != nil && strings.Contains(err.Error(), "pieces of keys"); got != tt.wantLeak {
 				t.Errorf("check = %v, want a leak reported: %v", err, tt.wantLeak)
 			}
