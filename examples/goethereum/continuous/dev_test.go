@@ -13,7 +13,8 @@ import (
 
 // The -dev demo tells its story in order: the slow primary falls behind and
 // becomes ineligible, reads come from the backup, the backup stops, the next
-// check shows its probe error, and reads come from the primary again.
+// check shows its probe error and says why the reference fell, and reads
+// come from the primary again.
 //
 // The chains run on the wall clock, so the test stops the backup itself,
 // once the log has shown the primary behind and a read from the backup.
@@ -28,9 +29,9 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 	stop := startRun(t, endpoints, time.Second, time.Second, "")
 
 	log.waitFor(t, "the primary behind and ineligible", "check", func(r slog.Record) bool {
-		st, ok := statusOf(r)
-		p, b := endpoint(st, "primary"), endpoint(st, "backup")
-		return ok && !p.Eligible && p.Lag > maxLag && b.Eligible && b.Height == st.Reference
+		c, ok := checkOf(r)
+		p, b := c.Providers["primary"], c.Providers["backup"]
+		return ok && !p.Eligible && p.Lag > maxLag && b.Eligible && b.Height == c.Reference
 	})
 	log.waitFor(t, "a read served by the backup", "read", func(r slog.Record) bool {
 		return attr(r, "endpoint") == failnext.EndpointID("backup")
@@ -41,6 +42,9 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 		var pe *blocklag.ProbeError
 		err, _ := attr(r, "err").(error)
 		return errors.As(err, &pe) && pe.Endpoint == "backup"
+	})
+	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
+		return attr(r, "led") == failnext.EndpointID("backup")
 	})
 	log.waitFor(t, "a read served by the primary", "read", func(r slog.Record) bool {
 		return attr(r, "endpoint") == failnext.EndpointID("primary") && attr(r, "block") != nil

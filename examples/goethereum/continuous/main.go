@@ -5,11 +5,13 @@
 // providers' heights with blocklag at start and then every 15 seconds, and
 // reads the latest block number through go-ethereum's ethclient every 10
 // seconds, over a failnext transport that skips the providers the last check
-// found lagging. It logs what each check found and which provider served
-// each read, and stops on SIGINT or SIGTERM.
+// found lagging. It logs what each check found, in one short line, which
+// provider served each read, and when the reference height fell, and stops
+// on SIGINT or SIGTERM.
 //
 // With -dev it needs no URL: it runs the same loop, at a faster pace,
-// against two go-ethereum dev nodes that it starts in the process.
+// against two go-ethereum dev nodes that it starts in the process, and
+// stops by itself after -dev-duration.
 package main
 
 import (
@@ -47,7 +49,7 @@ const (
 
 func main() {
 	dev := flag.Bool("dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
-	devDuration := flag.Duration("dev-duration", 0, "with -dev, stop after this long (0: run until Ctrl-C)")
+	devDuration := flag.Duration("dev-duration", time.Minute, "with -dev, stop after this long (0: run until Ctrl-C)")
 	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
 	flag.Parse()
 
@@ -80,7 +82,8 @@ func endpointsFromEnv() ([]failnext.Endpoint, error) {
 
 // runDev runs the loop against a slow primary and a fast backup that stops
 // after 20 seconds, checking every 3 seconds and reading every 2, so that
-// the whole story fits in a minute.
+// the whole story fits in a minute; it returns after duration, or on
+// SIGINT or SIGTERM when duration is 0.
 func runDev(ctx context.Context, duration time.Duration, metricsAddr string) error {
 	demo, err := devnet.StartDemo(20 * time.Second)
 	if err != nil {
@@ -88,9 +91,12 @@ func runDev(ctx context.Context, duration time.Duration, metricsAddr string) err
 	}
 	defer demo.Stop()
 	if duration > 0 {
+		slog.Info("dev: the demo stops by itself (-dev-duration)", "after", duration)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, duration)
 		defer cancel()
+	} else {
+		slog.Info("dev: the demo runs until Ctrl-C")
 	}
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: demo.Primary.URL}, {ID: "backup", URL: demo.Backup.URL}}
 	return run(ctx, endpoints, 3*time.Second, 2*time.Second, metricsAddr)
@@ -147,10 +153,11 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 	}
 }
 
-// check runs one Check and logs the verdicts in force. blocklag's errors
-// and Status never show a URL's key or a provider's raw text, so both are
-// logged as they are.
+// check runs one Check and logs its error, the verdicts in force, and a
+// fall of the reference height. blocklag's errors and Status never show a
+// URL's key or a provider's raw text, so they are logged as they are.
 func check(ctx context.Context, monitor *blocklag.Monitor) {
+	before := monitor.Status()
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	err := monitor.Check(cctx)
@@ -160,7 +167,64 @@ func check(ctx context.Context, monitor *blocklag.Monitor) {
 	if err != nil {
 		slog.Warn("check", "err", err)
 	}
-	slog.Info("check", "status", monitor.Status())
+	now := monitor.Status()
+	slog.Info("check", verdicts(now)...)
+	if msg, attrs := referenceFell(before, now); msg != "" {
+		slog.Warn(msg, attrs...)
+	}
+}
+
+// verdicts is a Status in brief, for one short log line: the reference,
+// then each provider's verdict with its height and lag, or the reason its
+// probe failed. slog.Info("check", "status", monitor.Status()) logs every
+// field instead (latency, times, the errors), on a much longer line.
+func verdicts(st blocklag.Status) []any {
+	if st.Checked.IsZero() {
+		return []any{"verdicts", "none published yet: every provider eligible"}
+	}
+	attrs := []any{"reference", st.Reference}
+	for _, e := range st.Endpoints {
+		group := []any{"eligible", e.Eligible}
+		var pe *blocklag.ProbeError
+		if errors.As(e.Err, &pe) {
+			group = append(group, "reason", pe.Reason())
+		} else {
+			group = append(group, "height", e.Height, "lag", e.Lag)
+		}
+		attrs = append(attrs, slog.Group(string(e.ID), group...))
+	}
+	return attrs
+}
+
+// The words a fall of the reference height is logged with, by its cause.
+const (
+	fell             = "reference fell, reads go back in time"
+	fellLeaderFailed = fell + ": the provider that led stopped answering"
+	fellLeaderLower  = fell + ": the provider that led reports a lower height"
+)
+
+// referenceFell says, when the reference of now is below that of before,
+// why: the provider that set it has stopped answering or reports a lower
+// height. Lag is relative, so the providers left are then judged against
+// their own front, which is older, and reads go back in time. It returns
+// a message and its attributes, or "" when the reference did not fall.
+func referenceFell(before, now blocklag.Status) (string, []any) {
+	if now.Reference >= before.Reference {
+		return "", nil
+	}
+	attrs := []any{"from", before.Reference, "to", now.Reference}
+	// Both list the configured endpoints in configured order.
+	for i, led := range before.Endpoints {
+		if led.Err != nil || led.Height != before.Reference || i >= len(now.Endpoints) {
+			continue
+		}
+		var pe *blocklag.ProbeError
+		if errors.As(now.Endpoints[i].Err, &pe) {
+			return fellLeaderFailed, append(attrs, "led", led.ID, "reason", pe.Reason())
+		}
+		return fellLeaderLower, append(attrs, "led", led.ID, "height", now.Endpoints[i].Height)
+	}
+	return fell, attrs
 }
 
 // read reads the latest block number and logs it with the endpoint that

@@ -58,9 +58,10 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 	stop := startRun(t, endpoints, 50*time.Millisecond, 20*time.Millisecond, "")
 
 	log.waitFor(t, "the lagging primary ineligible", "check", func(r slog.Record) bool {
-		st, ok := statusOf(r)
-		p, b := endpoint(st, "primary"), endpoint(st, "backup")
-		return ok && st.Reference == 20 && !p.Eligible && p.Height == 5 && p.Lag == 15 && b.Eligible && b.Height == 20
+		c, ok := checkOf(r)
+		return ok && c.Reference == 20 &&
+			c.Providers["primary"] == verdict{Height: 5, Lag: 15} &&
+			c.Providers["backup"] == verdict{Eligible: true, Height: 20}
 	})
 	log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 20))
 
@@ -74,10 +75,15 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 		t.Errorf("check logged err=%v, want a published CheckError with one ProbeError, for backup", err)
 	}
 	log.waitFor(t, "the primary eligible again", "check", func(r slog.Record) bool {
-		st, ok := statusOf(r)
-		p, b := endpoint(st, "primary"), endpoint(st, "backup")
-		return ok && st.Reference == 5 && p.Eligible && !b.Eligible && b.Err != nil
+		c, ok := checkOf(r)
+		return ok && c.Reference == 5 &&
+			c.Providers["primary"] == verdict{Eligible: true, Height: 5} &&
+			c.Providers["backup"] == verdict{Reason: blocklag.ReasonTransport}
 	})
+	r = log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(slog.Record) bool { return true })
+	if from, to, led := attr(r, "from"), attr(r, "to"), attr(r, "led"); from != uint64(20) || to != uint64(5) || led != failnext.EndpointID("backup") {
+		t.Errorf("the fall logged from=%v to=%v led=%v, want from=20 to=5 led=backup", from, to, led)
+	}
 	log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 5))
 
 	stop()
@@ -195,7 +201,7 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 	log := &cursor{tap: tapLog(t)}
 	stop := startRun(t, endpoints, time.Hour, time.Hour, "127.0.0.1:0")
 	url, _ := attr(log.waitFor(t, "the metrics URL", "metrics", func(slog.Record) bool { return true }), "url").(string)
-	log.waitFor(t, "the first check", "check", func(r slog.Record) bool { _, ok := statusOf(r); return ok })
+	log.waitFor(t, "the first check", "check", func(r slog.Record) bool { _, ok := checkOf(r); return ok })
 
 	scraped, err := fetch(url)
 	if err != nil {
@@ -206,7 +212,7 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 		`blocklag_provider_height{provider="backup"} 2`,
 		`blocklag_reference_height 2`,
 		`blocklag_checks_total 1`,
-		`blocklag_provider_probes_total{provider="primary"} 1`,
+		`blocklag_checks_published_total 1`,
 		`blocklag_provider_probe_failures_total{provider="backup",reason="transport"} 0`,
 	} {
 		if !strings.Contains(scraped, want) {
