@@ -27,7 +27,7 @@ require (
 // same API as failnext v0.6.0. A replace directive applies only when this
 // module is the main module: a program that depends on blocklagprom ignores
 // both and gets the versions required above, which is why blocklag is
-// required at its first release, v0.1.0 (see Releasing in README.md).
+// required at its first release, v0.1.0 (see Releasing in ../CONTRIBUTING.md).
 replace (
 	github.com/yermakovsa/failnext => ../third_party/failnext
 	github.com/yermakovsa/failnext-blocklag => ../
