@@ -36,6 +36,7 @@ var hostileCases = []hostileCase{
 	{name: "a server that never sends headers", target: serve(hanging), want: "ran out of the Check's time", outOfTime: true, chain: true},
 	{name: "a server that drips one byte at a time", target: serve(drip(http.StatusOK)), want: "ran out of the Check's time", outOfTime: true},
 	{name: "a server that never sends headers, under ProbeTimeout", target: serve(hanging), probeTimeout: 100 * time.Millisecond, want: "timed out", chain: true},
+	{name: "a server that never sends headers, under a ProbeTimeout longer than the Check", target: serve(hanging), probeTimeout: time.Hour, want: "ran out of the Check's time", outOfTime: true},
 	{name: "a 429 with Infura's body", target: serve(reply(429, rpcErrorAnswer(-32005, "daily request count exceeded"))),
 		want: `HTTP status 429: RPC error -32005: "daily request count exceeded"`, chain: true},
 	{name: "a 503 cut short of its Content-Length", target: serve(hijacked("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\"")), want: "HTTP status 503", chain: true},

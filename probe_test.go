@@ -566,3 +566,20 @@ func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
 		})
 	}
 }
+
+// A URL's user name and password go out as Basic auth, decoded, as
+// http.Client would send them; a URL without them sends none.
+func TestUserinfoGoesOutAsBasicAuth(t *testing.T) {
+	for url, want := range map[string]string{"http://us%20er:p%40ss@a.example/": "us er:p@ss", "http://a.example/": ""} {
+		var got string
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if user, password, ok := r.BasicAuth(); ok {
+				got = user + ":" + password
+			}
+			return response(r, http.StatusOK, answer(1), -1), nil
+		})
+		if err := check(mustNew(t, Config{Endpoints: named("a", url), Base: base})); err != nil || got != want {
+			t.Errorf("%s: Check = %v with Basic auth %q, want %q", url, err, got, want)
+		}
+	}
+}

@@ -322,7 +322,8 @@ func TestOutsideTextIsShownInTheAlphabet(t *testing.T) {
 // A provider's value is clipped to 100 bytes and a transport error's text
 // to 300, as received, ending in "..."; a secret whose stretch begins
 // within them is masked whole, and neither "..." nor a number blocklag
-// writes beside outside text can complete one.
+// writes beside outside text can complete one. An RPCError's Message is
+// what the message shows between quotes.
 func TestShownTextIsClippedAndCannotBeCompleted(t *testing.T) {
 	const key = "k3y0123456789abcdef0123456789abc"
 	tests := []struct {
@@ -354,6 +355,9 @@ func TestShownTextIsClippedAndCannotBeCompleted(t *testing.T) {
 			pe, err := probeOne(t, Config{Endpoints: named("a", tt.url), Base: roundTripFunc(tt.fail)})
 			if !strings.HasSuffix(pe.Error(), tt.want) {
 				t.Errorf("message %q, want it to end in %q", pe, tt.want)
+			}
+			if re := (*RPCError)(nil); errors.As(err, &re) && !strings.Contains(pe.Error(), `: "`+re.Message+`"`) {
+				t.Errorf("RPCError.Message %q is not what the message %q shows", re.Message, pe)
 			}
 			if tt.key != "" {
 				assertNoneShows(t, err, Status{}, tt.key)

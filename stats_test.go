@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"reflect"
 	"testing"
-
-	"github.com/yermakovsa/failnext"
 )
 
 // everyReason is each Reason a probe can fail with, written out here
@@ -17,43 +14,6 @@ import (
 var everyReason = []Reason{
 	ReasonRateLimited, ReasonUnauthorized, ReasonHTTPStatus, ReasonRPCError,
 	ReasonWrongChain, ReasonBadAnswer, ReasonTimeout, ReasonTransport,
-}
-
-// failingEverywhichWay is a Monitor with ChainID 1 over one provider that
-// answers and one endpoint that fails with each Reason, named after it.
-func failingEverywhichWay(t *testing.T) *Monitor {
-	t.Helper()
-	eps := named("fine", newProvider(t, 100).URL)
-	for _, r := range everyReason {
-		p := newProvider(t, 100)
-		switch r {
-		case ReasonRateLimited:
-			p.on("eth_blockNumber", reply(http.StatusTooManyRequests, ""))
-		case ReasonUnauthorized:
-			p.on("eth_blockNumber", reply(http.StatusUnauthorized, ""))
-		case ReasonHTTPStatus:
-			p.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
-		case ReasonRPCError:
-			p.on("eth_blockNumber", reply(0, rpcErrorAnswer(-32601, "method not found")))
-		case ReasonWrongChain:
-			p.serveChain(`"0x2"`)
-		case ReasonBadAnswer:
-			p.on("eth_blockNumber", reply(0, "<html>"))
-		}
-		eps = append(eps, named(string(r), p.URL)...)
-	}
-	// The last two fail in the Base, without a provider.
-	eps[len(eps)-2].URL, eps[len(eps)-1].URL = "http://timeout.example", "http://transport.example"
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		switch r.URL.Host {
-		case "timeout.example":
-			return nil, &net.DNSError{Err: "lookup timed out", Name: r.URL.Host, IsTimeout: true}
-		case "transport.example":
-			return nil, errors.New("circuit open")
-		}
-		return http.DefaultTransport.RoundTrip(r)
-	})
-	return mustNew(t, Config{Endpoints: eps, ChainID: 1, Base: base})
 }
 
 // counted is a Failures map as Stats gives it: every Reason, 0 unless n
@@ -66,23 +26,18 @@ func counted(n map[Reason]uint64) map[Reason]uint64 {
 	return all
 }
 
+// Each failure is counted under its Reason and no other, in every Check.
 func TestStatsCountEachFailureUnderItsReason(t *testing.T) {
-	m := failingEverywhichWay(t)
-	for range 2 {
-		if err := check(m); len(probeErrors(t, err)) != len(everyReason) {
-			t.Fatalf("Check = %v, want a failure for each reason", err)
-		}
-	}
-	st := m.Stats()
-	if st.Checks != 2 || st.Published != 2 {
-		t.Errorf("Checks %d, Published %d; want 2 and 2", st.Checks, st.Published)
-	}
-	want := []EndpointStats{{ID: "fine", Failures: counted(nil)}}
-	for _, r := range everyReason {
-		want = append(want, EndpointStats{ID: failnext.EndpointID(r), Failures: counted(map[Reason]uint64{r: 2})})
-	}
-	if !reflect.DeepEqual(st.Endpoints, want) {
-		t.Errorf("Endpoints =\n%+v\nwant\n%+v", st.Endpoints, want)
+	for _, f := range failures {
+		t.Run(f.name, func(t *testing.T) {
+			m := mustNew(t, f.config(t))
+			check(m)
+			check(m)
+			st := m.Stats()
+			if want := counted(map[Reason]uint64{f.reason: 2}); st.Checks != 2 || !reflect.DeepEqual(st.Endpoints[0].Failures, want) {
+				t.Errorf("Stats = %+v, want 2 Checks and the failures %v", st, want)
+			}
+		})
 	}
 }
 
