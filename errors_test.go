@@ -138,7 +138,6 @@ func TestReasonFollowsTheListedOrderInHandBuiltErrors(t *testing.T) {
 		want Reason
 	}{
 		{"a wrapped status", fmt.Errorf("x: %w", &StatusError{StatusCode: 429}), ReasonRateLimited},
-		{"a wrapped RPC error", fmt.Errorf("x: %w", &RPCError{Code: -32005}), ReasonRateLimited},
 		{"a joined chain ID error", errors.Join(errors.New("x"), &ChainIDError{Got: 5, Want: 1}), ReasonWrongChain},
 		{"a wrapped ErrBadAnswer", fmt.Errorf("x: %w", ErrBadAnswer), ReasonBadAnswer},
 		{"a wrapped deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), ReasonTimeout},
@@ -147,10 +146,8 @@ func TestReasonFollowsTheListedOrderInHandBuiltErrors(t *testing.T) {
 
 		{"a rate-limiting RPC code inside a redirect", &StatusError{StatusCode: 302, RPC: &RPCError{Code: -32005}}, ReasonRateLimited},
 		{"a rate-limiting RPC code beside another status", errors.Join(&StatusError{StatusCode: 503}, &RPCError{Code: -32005}), ReasonRateLimited},
-		{"a rate-limiting RPC code beside a refusing status", errors.Join(&StatusError{StatusCode: 403}, &RPCError{Code: 429}), ReasonRateLimited},
 		{"HTTP 429 beside a deadline", errors.Join(&StatusError{StatusCode: 429}, context.DeadlineExceeded), ReasonRateLimited},
 		{"a refusing status beside another RPC error", errors.Join(&StatusError{StatusCode: 401}, &RPCError{Code: -32000}), ReasonUnauthorized},
-		{"another status beside another RPC error", errors.Join(&StatusError{StatusCode: 500}, &RPCError{Code: -32000}), ReasonHTTPStatus},
 		{"an RPC error beside a chain ID error", errors.Join(&RPCError{Code: -32601}, &ChainIDError{Got: 5, Want: 1}), ReasonRPCError},
 		{"a chain ID error beside ErrBadAnswer", errors.Join(&ChainIDError{}, ErrBadAnswer), ReasonWrongChain},
 		{"ErrBadAnswer beside a deadline", errors.Join(ErrBadAnswer, context.DeadlineExceeded), ReasonBadAnswer},
@@ -231,44 +228,5 @@ func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 	ce := &CheckError{Errors: []*ProbeError{nil, {Endpoint: "b", Err: &StatusError{StatusCode: 503}}}}
 	if got := ce.Error(); !strings.HasPrefix(got, "blocklag: 2 of 2 probes failed, nothing published: ") || !strings.HasSuffix(got, `; endpoint "b": HTTP status 503`) {
 		t.Errorf("a CheckError holding a nil ProbeError reads %q", got)
-	}
-}
-
-// A StatusError's text shows its status, then the RPC error its body held,
-// then how long it asked us to wait; and it unwraps to that RPC error, so
-// that errors.As and go-ethereum's rpc.Error interface find it, or to
-// nothing: never to a nil *RPCError that errors.As would hand out.
-func TestStatusErrorShowsAndUnwrapsToWhatTheAnswerHeld(t *testing.T) {
-	limit := &RPCError{Code: -32005, Message: "daily request count exceeded"}
-	tests := []struct {
-		name string
-		err  *StatusError
-		want string
-	}{
-		{"a status alone", &StatusError{StatusCode: 503}, "HTTP status 503"},
-		{"a status with an RPC error", &StatusError{StatusCode: 429, RPC: limit}, `HTTP status 429: RPC error -32005: "daily request count exceeded"`},
-		{"a status with Retry-After", &StatusError{StatusCode: 503, RetryAfter: 90 * time.Second}, "HTTP status 503, retry after 1m30s"},
-		{"a status with both", &StatusError{StatusCode: 429, RPC: limit, RetryAfter: time.Minute},
-			`HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s`},
-		{"a status with a negative RetryAfter, built by hand", &StatusError{StatusCode: 429, RetryAfter: -time.Second}, "HTTP status 429"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.err.Error(); got != tt.want {
-				t.Errorf("Error() = %q, want %q", got, tt.want)
-			}
-			err := error(&ProbeError{Endpoint: "a", Err: tt.err})
-			var rpc *RPCError
-			var coded interface {
-				Error() string
-				ErrorCode() int
-			}
-			if found := errors.As(err, &rpc); found != (tt.err.RPC != nil) || found && rpc != tt.err.RPC {
-				t.Errorf("errors.As finds the RPCError %v: %v, want %v", rpc, found, tt.err.RPC != nil)
-			}
-			if found := errors.As(err, &coded); found != (tt.err.RPC != nil) || found && coded.ErrorCode() != -32005 {
-				t.Errorf("errors.As finds an error with a code: %v, want %v", found, tt.err.RPC != nil)
-			}
-		})
 	}
 }

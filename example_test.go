@@ -117,35 +117,6 @@ func ExampleConfig_quorum() {
 	// Quorum 5: reference 90, eligible [1000000000 100 99 90]
 }
 
-// With ChainID set, a provider that serves another chain fails its probe:
-// it is not eligible, and its height, however high, is not the reference.
-func ExampleConfig_chainID() {
-	mainnet := fakeNode("0x64", "eth_chainId", "0x1") // block 100
-	defer mainnet.Close()
-	sepolia := fakeNode("0x3b9aca00", "eth_chainId", "0xaa36a7") // block 1000000000
-	defer sepolia.Close()
-
-	monitor, err := blocklag.New(blocklag.Config{
-		Endpoints: []failnext.Endpoint{{ID: "mainnet", URL: mainnet.URL}, {ID: "sepolia", URL: sepolia.URL}},
-		MaxLag:    3,
-		ChainID:   1,
-	})
-	if err != nil {
-		panic(err)
-	}
-	err = monitor.Check(context.Background())
-	fmt.Println("check failed:", err != nil)
-	fmt.Println("reference:", monitor.Status().Reference)
-	fmt.Println("mainnet eligible:", monitor.Eligible("mainnet"))
-	fmt.Println("sepolia eligible:", monitor.Eligible("sepolia"))
-
-	// Output:
-	// check failed: true
-	// reference: 100
-	// mainnet eligible: true
-	// sepolia eligible: false
-}
-
 // With ProbeTimeout set, a provider that never answers fails its probe when
 // the timeout runs out, and the Check publishes with it ineligible.
 func ExampleConfig_probeTimeout() {

@@ -16,60 +16,6 @@ import (
 	"time"
 )
 
-// assertAgreesWithEligible checks that every entry of st says what Eligible
-// answers.
-func assertAgreesWithEligible(t *testing.T, m *Monitor, st Status) {
-	t.Helper()
-	for _, e := range st.Endpoints {
-		if m.Eligible(e.ID) != e.Eligible {
-			t.Errorf("%s: Status says eligible %v, Eligible says %v", e.ID, e.Eligible, m.Eligible(e.ID))
-		}
-	}
-}
-
-// A new Monitor shows every endpoint eligible and nothing measured.
-func TestStatusWhileFailOpenShowsEveryEndpointEligible(t *testing.T) {
-	m := mustNew(t, Config{Endpoints: named("b", "http://127.0.0.1:1", "a", "http://127.0.0.1:1"), MaxLag: 7})
-	want := Status{MaxLag: 7, Endpoints: []EndpointStatus{{ID: "b", Eligible: true}, {ID: "a", Eligible: true}}}
-	if got := m.Status(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Status = %+v, want %+v", got, want)
-	}
-}
-
-func TestStatusShowsWhatTheCheckFound(t *testing.T) {
-	ahead, within, beyond, broken := newProvider(t, 110), newProvider(t, 108), newProvider(t, 100), newProvider(t, 100)
-	broken.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
-	m := mustNew(t, Config{
-		Endpoints: named("within", within.URL, "broken", broken.URL, "ahead", ahead.URL, "beyond", beyond.URL),
-		MaxLag:    3,
-	})
-	m.now = func() time.Time { return clockAt("10:00:00") }
-	err := check(m)
-	st := m.Status()
-
-	if !st.Checked.Equal(clockAt("10:00:00")) {
-		t.Errorf("Checked %v, want the Check's time, 10:00:00", st.Checked)
-	}
-	if st.Reference != 110 || st.MaxLag != 3 {
-		t.Errorf("Reference %d and MaxLag %d, want 110 and 3", st.Reference, st.MaxLag)
-	}
-	errs := probeErrors(t, err)
-	checkErr := errs["broken"]
-	if checkErr == nil || len(errs) != 1 {
-		t.Fatalf("Check = %v, want one ProbeError, for broken", err)
-	}
-	want := []EndpointStatus{
-		{ID: "within", Eligible: true, Height: 108, Lag: 2, Advanced: clockAt("10:00:00")},
-		{ID: "broken", Err: checkErr},
-		{ID: "ahead", Eligible: true, Height: 110, Advanced: clockAt("10:00:00")},
-		{ID: "beyond", Height: 100, Lag: 10, Advanced: clockAt("10:00:00")},
-	}
-	if !reflect.DeepEqual(st.Endpoints, want) {
-		t.Errorf("Endpoints =\n%+v\nwant\n%+v", st.Endpoints, want)
-	}
-	assertAgreesWithEligible(t, m, st)
-}
-
 func TestStatusIsACopy(t *testing.T) {
 	p, q := newProvider(t, 100), newProvider(t, 90)
 	m := mustNew(t, Config{Endpoints: named("p", p.URL, "q", q.URL), MaxLag: 3})
