@@ -31,9 +31,10 @@ func (m fixedMonitor) Stats() blocklag.Stats   { return m.stats }
 // comes from the EndpointStatus's ID, so the ProbeError's is left empty.
 func failed(err error) error { return &blocklag.ProbeError{Err: err} }
 
-// eightReasons is every reason a probe can fail for, written out here as
-// the oracle, apart from the Stats the collector reads them from.
-var eightReasons = []blocklag.Reason{"bad_answer", "http_status", "rate_limited", "rpc_error", "timeout", "transport", "unauthorized", "wrong_chain"}
+// EightReasons is every reason a probe can fail for, in sorted order,
+// written out here as the oracle, apart from the Stats the collector reads
+// them from. It and StateSet are exported for the package's external tests.
+var EightReasons = []blocklag.Reason{"bad_answer", "http_status", "rate_limited", "rpc_error", "timeout", "transport", "unauthorized", "wrong_chain"}
 
 // statsOf is the Stats that a Monitor over st's endpoints gives before its
 // first failure: every reason, at 0, for every endpoint.
@@ -49,10 +50,10 @@ func statsOf(st blocklag.Status, reasons ...blocklag.Reason) blocklag.Stats {
 	return ss
 }
 
-// stateSet is the exposition of blocklag_provider_failure_reason for the
+// StateSet is the exposition of blocklag_provider_failure_reason for the
 // providers of failed, in sorted order, over reasons: 1 for the reason
 // each failed with, 0 for the others ("" for one that succeeded).
-func stateSet(failed map[string]blocklag.Reason, reasons []blocklag.Reason) string {
+func StateSet(failed map[string]blocklag.Reason, reasons []blocklag.Reason) string {
 	out := failureReasonHead
 	for _, id := range slices.Sorted(maps.Keys(failed)) {
 		for _, r := range reasons {
@@ -97,8 +98,8 @@ func TestFailureReasonIsAStateSetOfEveryReason(t *testing.T) {
 		"http503": "http_status", "rpc32000": "rpc_error", "chain": "wrong_chain", "bad": "bad_answer",
 		"slow": "timeout", "reset": "transport", "wrapped": "unauthorized", "plain": "transport", "bare429": "rate_limited",
 	}
-	c := collector{monitor: fixedMonitor{status: st, stats: statsOf(st, eightReasons...)}}
-	if err := testutil.CollectAndCompare(c, strings.NewReader(stateSet(want, eightReasons)), "blocklag_provider_failure_reason"); err != nil {
+	c := collector{monitor: fixedMonitor{status: st, stats: statsOf(st, EightReasons...)}}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(StateSet(want, EightReasons)), "blocklag_provider_failure_reason"); err != nil {
 		t.Error(err)
 	}
 	assertLint(t, c)
@@ -127,7 +128,7 @@ func TestReasonsComeFromTheStats(t *testing.T) {
 	}}
 	reasons := []blocklag.Reason{"newer", "transport"}
 	c := collector{monitor: fixedMonitor{status: st, stats: statsOf(st, reasons...)}}
-	want := stateSet(map[string]blocklag.Reason{"a": "transport"}, reasons) + `# HELP blocklag_provider_probe_failures_total Failed probes of the provider, by the reason ProbeError.Reason names, in every check.
+	want := StateSet(map[string]blocklag.Reason{"a": "transport"}, reasons) + `# HELP blocklag_provider_probe_failures_total Failed probes of the provider, by the reason ProbeError.Reason names, in every check.
 # TYPE blocklag_provider_probe_failures_total counter
 blocklag_provider_probe_failures_total{provider="a",reason="newer"} 0
 blocklag_provider_probe_failures_total{provider="a",reason="transport"} 0
@@ -268,7 +269,7 @@ blocklag_reference_height 110
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := collector{monitor: fixedMonitor{status: tt.status, stats: statsOf(tt.status, eightReasons...)}}
+			c := collector{monitor: fixedMonitor{status: tt.status, stats: statsOf(tt.status, EightReasons...)}}
 			if len(tt.status.Endpoints) == 0 {
 				if n := testutil.CollectAndCount(c); n != 0 {
 					t.Errorf("exported %d metrics, want none", n)
@@ -362,7 +363,7 @@ blocklag_provider_probe_failures_total{provider="b",reason="wrong_chain"} 0
 // failures is the Failures of a Stats: every reason, 0 unless n counts it.
 func failures(n map[blocklag.Reason]uint64) map[blocklag.Reason]uint64 {
 	all := map[blocklag.Reason]uint64{}
-	for _, r := range eightReasons {
+	for _, r := range EightReasons {
 		all[r] = n[r]
 	}
 	return all

@@ -15,6 +15,7 @@ import (
 
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
+	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
 // mainnet is the chain ID the Monitors in these tests require.
@@ -148,9 +149,15 @@ func assertLintClean(t *testing.T, c prometheus.Collector) {
 	}
 }
 
-// allReasons is every reason a probe can fail for, written out here as the
-// oracle for the counters, apart from the collector's own list.
-var allReasons = []string{"rate_limited", "unauthorized", "http_status", "rpc_error", "wrong_chain", "bad_answer", "timeout", "transport"}
+// allReasons is the oracle's list of reasons, blocklagprom.EightReasons,
+// as label values.
+var allReasons = func() []string {
+	var out []string
+	for _, r := range blocklagprom.EightReasons {
+		out = append(out, string(r))
+	}
+	return out
+}()
 
 // seconds is t as the collector's timestamps give it, in Unix seconds.
 func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }
