@@ -1,5 +1,4 @@
 package blocklag
 
-// errnoOf finds nothing: Plan 9 reports system errors as text, with no
-// number to keep.
+// errnoOf finds nothing: Plan 9's system errors are text, without a number.
 func errnoOf(error) error { return nil }

@@ -232,8 +232,10 @@ func spellings(written string) []string {
 		}
 	}
 	for _, sp := range out {
-		out = append(out, percentEscape.ReplaceAllStringFunc(sp, strings.ToUpper),
-			percentEscape.ReplaceAllStringFunc(sp, strings.ToLower))
+		if strings.Contains(sp, "%") { // else both would be sp again
+			out = append(out, percentEscape.ReplaceAllStringFunc(sp, strings.ToUpper),
+				percentEscape.ReplaceAllStringFunc(sp, strings.ToLower))
+		}
 	}
 	return out
 }
