@@ -34,8 +34,7 @@ import (
 type Monitor struct {
 	// Set by New and read-only afterwards.
 	endpoints    []endpoint
-	maxLag       uint64
-	quorum       int
+	rules        rules
 	probeTimeout time.Duration
 	chainID      uint64
 	base         http.RoundTripper // Config.Base, or http.DefaultTransport
@@ -73,8 +72,7 @@ func New(cfg Config) (*Monitor, error) {
 	m := &Monitor{
 		endpoints:    eps,
 		secrets:      newSecrets(eps),
-		maxLag:       cfg.MaxLag,
-		quorum:       cfg.Quorum,
+		rules:        rules{maxLag: cfg.MaxLag, maxAhead: cfg.MaxAhead, quorum: cfg.Quorum},
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
 		base:         cfg.Base,
@@ -174,7 +172,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, nothing published: %w", err)
 	}
-	s := next(m.current.Load(), outcomes, checked, m.maxLag, m.quorum)
+	s := next(m.current.Load(), outcomes, checked, m.rules)
 	if s != nil {
 		m.current.Store(s)
 		m.counts.published.Add(1)

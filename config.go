@@ -57,6 +57,13 @@ type Config struct {
 	// height, and lag goes unseen. Zero or one means the highest height.
 	Quorum int
 
+	// MaxAhead, when non-zero, makes a provider more than MaxAhead blocks
+	// above the Quorum reference ineligible, though its probe succeeded:
+	// Quorum keeps one provider far ahead from making the others look
+	// behind, MaxAhead keeps it from being read. It needs Quorum above one,
+	// since otherwise no provider is above the reference. Zero means off.
+	MaxAhead uint64
+
 	// ChainID, when non-zero, is the chain every provider must serve (1 for
 	// Ethereum mainnet). A provider's height counts only once it has
 	// answered eth_chainId with it; until then each Check asks, and one
@@ -81,6 +88,8 @@ func (cfg *Config) validate() ([]endpoint, error) {
 		return nil, fmt.Errorf("blocklag: ProbeTimeout %v is negative", cfg.ProbeTimeout)
 	case cfg.Quorum < 0:
 		return nil, fmt.Errorf("blocklag: Quorum %d is negative", cfg.Quorum)
+	case cfg.MaxAhead > 0 && cfg.Quorum <= 1:
+		return nil, errors.New("blocklag: MaxAhead needs Quorum above 1: with the highest height as reference, no provider is ahead of it")
 	}
 	eps := make([]endpoint, len(cfg.Endpoints))
 	seen := make(map[failnext.EndpointID]int, len(cfg.Endpoints))

@@ -69,7 +69,7 @@ type outcome struct {
 // nothing. A height above an endpoint's high-water mark raises the mark and
 // its Advanced; the front moves as Status.Advanced says. Neither time moves
 // back, even under a clock that steps back.
-func next(prev *snapshot, outcomes []outcome, checked time.Time, maxLag uint64, quorum int) *snapshot {
+func next(prev *snapshot, outcomes []outcome, checked time.Time, r rules) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.err == nil {
@@ -79,20 +79,22 @@ func next(prev *snapshot, outcomes []outcome, checked time.Time, maxLag uint64, 
 	if len(heights) == 0 {
 		return nil
 	}
-	ref := reference(heights, quorum)
+	ref := reference(heights, r.quorum)
 	s := newSnapshot(len(outcomes))
 	s.status.Checked, s.status.Reference, s.status.Advanced = checked, ref, prev.status.Advanced
-	s.status.MaxLag = maxLag
+	s.status.MaxLag = r.maxLag
 	newHighAtFront := false
 	for i, o := range outcomes {
 		was, mark := prev.status.Endpoints[i], prev.highest[i]
 		e := EndpointStatus{ID: was.ID, Err: o.err, Latency: o.latency, Advanced: was.Advanced}
 		if o.err == nil {
 			e.Height = o.height
-			if o.height < ref { // at or above the reference there is no lag
+			if o.height < ref {
 				e.Lag = ref - o.height
+			} else {
+				e.Ahead = o.height - ref
 			}
-			e.Eligible = e.Lag <= maxLag
+			e.Eligible = e.Lag <= r.maxLag && (r.maxAhead == 0 || e.Ahead <= r.maxAhead)
 			if mark.above(o.height) {
 				mark = highWater{height: o.height, counted: true}
 				e.Advanced = later(e.Advanced, checked)
@@ -106,6 +108,12 @@ func next(prev *snapshot, outcomes []outcome, checked time.Time, maxLag uint64, 
 		s.status.Advanced = later(s.status.Advanced, checked)
 	}
 	return s
+}
+
+// rules are the Config fields that verdicts follow.
+type rules struct {
+	maxLag, maxAhead uint64
+	quorum           int
 }
 
 // later returns the later of a and b.

@@ -43,19 +43,19 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 	tests := []struct {
 		name     string
 		outcomes []outcome
-		maxLag   uint64
-		quorum   int
+		rules    rules
 		want     []bool // nil: nothing to publish
 	}{
-		{"no success publishes nothing", []outcome{failed, failed}, 3, 0, nil},
-		{"failed probes do not count toward the quorum", []outcome{at(1000), failed, failed, at(10)}, 3, 2, []bool{true, false, false, true}},
-		{"the lag may equal MaxLag, one block more may not", []outcome{at(10), at(7), at(6)}, 3, 0, []bool{true, true, false}},
-		{"MaxLag 0 keeps only the reference", []outcome{at(10), at(10), at(9)}, 0, 0, []bool{true, true, false}},
-		{"the reference is the highest success wherever it is listed; a failed probe is ineligible", []outcome{at(5), at(20), at(17), failed}, 3, 0, []bool{false, true, true, false}},
-		{"height zero is a height", []outcome{at(0), at(2)}, 1, 0, []bool{false, true}},
-		{"the widest lag", []outcome{at(math.MaxUint64), at(0)}, math.MaxUint64, 0, []bool{true, true}},
-		{"one short of the widest lag", []outcome{at(math.MaxUint64), at(0)}, math.MaxUint64 - 1, 0, []bool{true, false}},
-		{"above the quorum reference has lag 0", []outcome{at(math.MaxUint64), at(5), at(5)}, 0, 2, []bool{true, true, true}},
+		{"no success publishes nothing", []outcome{failed, failed}, rules{maxLag: 3}, nil},
+		{"failed probes do not count toward the quorum", []outcome{at(1000), failed, failed, at(10)}, rules{maxLag: 3, quorum: 2}, []bool{true, false, false, true}},
+		{"the lag may equal MaxLag, one block more may not", []outcome{at(10), at(7), at(6)}, rules{maxLag: 3}, []bool{true, true, false}},
+		{"MaxLag 0 keeps only the reference", []outcome{at(10), at(10), at(9)}, rules{}, []bool{true, true, false}},
+		{"the reference is the highest success wherever it is listed; a failed probe is ineligible", []outcome{at(5), at(20), at(17), failed}, rules{maxLag: 3}, []bool{false, true, true, false}},
+		{"height zero is a height", []outcome{at(0), at(2)}, rules{maxLag: 1}, []bool{false, true}},
+		{"the widest lag", []outcome{at(math.MaxUint64), at(0)}, rules{maxLag: math.MaxUint64}, []bool{true, true}},
+		{"one short of the widest lag", []outcome{at(math.MaxUint64), at(0)}, rules{maxLag: math.MaxUint64 - 1}, []bool{true, false}},
+		{"above the quorum reference has lag 0", []outcome{at(math.MaxUint64), at(5), at(5)}, rules{quorum: 2}, []bool{true, true, true}},
+		{"MaxAhead above the quorum reference is eligible, one block more is not", []outcome{at(20), at(10), at(10), at(13)}, rules{maxAhead: 3, quorum: 3}, []bool{false, true, true, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := next(failOpen(eps, tt.maxLag), tt.outcomes, clockAt("10:00:00"), tt.maxLag, tt.quorum)
+			s := next(failOpen(eps, tt.rules.maxLag), tt.outcomes, clockAt("10:00:00"), tt.rules)
 			if tt.want == nil {
 				if s != nil {
 					t.Fatalf("next built %v, want nothing", s.eligible)
@@ -88,15 +88,15 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	eps := []endpoint{{id: "a"}, {id: "b"}}
 	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}, latency: 2 * time.Second}
-	first := next(failOpen(eps, 3), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), 3, 0)
+	first := next(failOpen(eps, 3), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), rules{maxLag: 3})
 	kept := *first
 	kept.status.Endpoints = slices.Clone(first.status.Endpoints)
 	kept.highest = slices.Clone(first.highest)
 	kept.eligible = maps.Clone(first.eligible)
 
 	outcomes := []outcome{{height: 95, latency: 40 * time.Millisecond}, down}
-	second := next(first, outcomes, clockAt("10:00:10"), 3, 0)
-	again := next(first, outcomes, clockAt("10:00:10"), 3, 0)
+	second := next(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
+	again := next(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
 
 	if !reflect.DeepEqual(*first, kept) {
 		t.Errorf("next changed the snapshot it follows:\n%+v\nwas\n%+v", *first, kept)
@@ -116,7 +116,7 @@ func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	if !reflect.DeepEqual(second, want) {
 		t.Errorf("next =\n%+v\nwant\n%+v", second, want)
 	}
-	if nothing := next(first, []outcome{down, down}, clockAt("10:00:20"), 3, 0); nothing != nil {
+	if nothing := next(first, []outcome{down, down}, clockAt("10:00:20"), rules{maxLag: 3}); nothing != nil {
 		t.Errorf("next with no success = %+v, want nil", nothing)
 	}
 }

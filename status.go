@@ -41,10 +41,10 @@ type EndpointStatus struct {
 	ID       failnext.EndpointID
 	Eligible bool // what Eligible(ID) answers from the same snapshot
 
-	// Height is the block height it reported, and Lag Reference minus
-	// Height below the reference (0 at or above it); both 0 unless its
-	// probe succeeded.
-	Height, Lag uint64
+	// Height is the block height it reported, Lag Reference minus Height
+	// below the reference, and Ahead Height minus Reference above it (each
+	// 0 otherwise); all 0 unless its probe succeeded.
+	Height, Lag, Ahead uint64
 
 	// Err is the *ProbeError that the publishing Check returned for it (a
 	// shared value: treat it as read-only); nil when it answered.
@@ -60,6 +60,15 @@ type EndpointStatus struct {
 	// first counted height included); a failed probe keeps it. Zero until
 	// its first height counts, as before it confirms Config.ChainID.
 	Advanced time.Time
+}
+
+// Reason is why its probe failed in the Check in force: Err's
+// [ProbeError.Reason], read through Err's chain, or "" when Err is nil.
+func (e EndpointStatus) Reason() Reason {
+	if e.Err == nil {
+		return ""
+	}
+	return (&ProbeError{Err: e.Err}).Reason()
 }
 
 // Status returns the snapshot Eligible answers from, whole, as a copy the
@@ -137,6 +146,7 @@ type endpointJSON struct {
 	Eligible bool                `json:"eligible"`
 	Height   *uint64             `json:"height,omitempty"`
 	Lag      *uint64             `json:"lag,omitempty"`
+	Ahead    uint64              `json:"ahead,omitempty"`
 	Latency  *float64            `json:"latency_seconds,omitempty"`
 	Advanced *time.Time          `json:"advanced,omitempty"`
 	Reason   *Reason             `json:"reason,omitempty"`
@@ -148,7 +158,7 @@ type endpointJSON struct {
 func (e EndpointStatus) json(published bool) endpointJSON {
 	out := endpointJSON{ID: e.ID, Eligible: e.Eligible}
 	if published && e.Err == nil {
-		out.Height, out.Lag = &e.Height, &e.Lag
+		out.Height, out.Lag, out.Ahead = &e.Height, &e.Lag, e.Ahead
 	}
 	if published {
 		seconds := e.Latency.Seconds()
@@ -158,10 +168,8 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 		out.Advanced = &e.Advanced
 	}
 	if e.Err != nil {
-		// Reason looks through Err's chain, so a *ProbeError that Err is
-		// or wraps gives its own reason, and any other Err is classified
-		// alike; a hand-built Status's own error is outside text.
-		reason, msg := (&ProbeError{Err: e.Err}).Reason(), e.Err.Error()
+		// A hand-built Status's own error is outside text.
+		reason, msg := e.Reason(), e.Err.Error()
 		if _, ok := e.Err.(*ProbeError); !ok {
 			msg = reduce(msg)
 		}
@@ -192,8 +200,11 @@ func (s Status) LogValue() slog.Value {
 		if e.Height != nil {
 			group = append(group, slog.Uint64("height", *e.Height), slog.Uint64("lag", *e.Lag))
 		}
+		if e.Ahead != 0 {
+			group = append(group, slog.Uint64("ahead", e.Ahead))
+		}
 		if e.Latency != nil {
-			group = append(group, slog.Duration("latency", s.Endpoints[i].Latency))
+			group = append(group, slog.Float64("latency_seconds", *e.Latency))
 		}
 		if e.Advanced != nil {
 			group = append(group, slog.Time("advanced", *e.Advanced))
