@@ -1,20 +1,34 @@
-// Package blocklag tells which Ethereum JSON-RPC providers are lagging, so
-// that a failnext transport can skip them.
+// Package blocklag tells which Ethereum JSON-RPC providers lag behind the
+// others, so that a failnext transport can skip them.
 //
-// A [Monitor] holds a fixed set of providers. Each [Monitor.Check] asks
-// every provider for eth_blockNumber at once, takes the highest height (or,
-// with [Config.Quorum], the Quorum-th highest) as reference, and publishes
-// a snapshot in which a provider is eligible when it answered correctly
-// and is at most [Config.MaxLag] blocks behind it. [Monitor.Eligible]
-// answers from that snapshot, as the Eligible field of [failnext.Config]:
+// A [Monitor] holds a fixed set of providers. [Monitor.Check] asks each for
+// its latest block and takes the highest height (with [Config.Quorum], the
+// Quorum-th highest) as the reference: a provider is eligible when it
+// answered and is at most [Config.MaxLag] blocks below it. The Check then
+// publishes these verdicts, an immutable snapshot that [Monitor.Eligible]
+// answers from, as the Eligible field of [failnext.Config]:
 //
 //	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
 //
-// [Monitor.Status] shows what the snapshot in force rests on, and
-// [Monitor.Stats] counts what every Check did. A probe that fails is a
-// [*ProbeError], whose [ProbeError.Reason] tells a provider that refused
-// us from one that is broken. The caller decides when to Check: nothing of
-// blocklag's runs between Checks.
+// Until a Check publishes, the Monitor is fail-open: every provider is
+// eligible. [Monitor.Status] shows what the verdicts rest on, and
+// [Monitor.Stats] counts what every Check did. The caller decides when to
+// Check: nothing of blocklag's runs between Checks.
+//
+// # Probes
+//
+// A probe is one POST, through [Config.Base] to the URL as configured, of
+// {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]} (and of
+// eth_chainId beside it until the provider confirms [Config.ChainID]), with
+// JSON Content-Type and Accept, Accept-Encoding identity, a User-Agent of
+// failnext-blocklag and Basic auth from the URL's userinfo. It succeeds on
+// status 200 with a body of at most 4096 bytes, as long as any
+// Content-Length says, that is one JSON object with "jsonrpc" "2.0", "id"
+// the number 1, no error but null, and a "result" of "0x" and 1 to 16
+// lowercase hex digits without leading zeros. Nothing is redirected or
+// retried. Under a Check whose context has a deadline, every probe ends a
+// tenth of the time left (at most a second) before it, failing as a
+// timeout, so that the Check can still publish what the others found.
 package blocklag
 
 import (
@@ -30,7 +44,9 @@ import (
 )
 
 // Monitor compares the heights of a fixed set of providers. Make one with
-// New. Its methods are safe for concurrent use.
+// [New]; its methods are safe for concurrent use. On a nil Monitor, or one
+// not made by New, Check returns an error, Eligible false, and Status and
+// Stats their zero values.
 type Monitor struct {
 	// Set by New and read-only afterwards.
 	endpoints    []endpoint
@@ -55,15 +71,9 @@ type Monitor struct {
 	counts  counts           // what Stats reports: the Check holding turn adds to it
 }
 
-// New validates cfg and returns a Monitor in which every configured endpoint
-// is eligible until the first [Monitor.Check] publishes. It returns a nil
-// Monitor and an error when cfg.Endpoints is empty, ProbeTimeout or Quorum
-// is negative, an ID is empty, repeated, or holds a rune that
-// [strconv.IsPrint] rejects or invalid UTF-8, or a URL begins or ends with
-// white space, is not absolute http or https, does not parse, has no host,
-// has a port outside 1 to 65535, or holds a '#'. Such an error names the
-// endpoint by index and ID, says what to fix, and of the URL shows at most
-// the scheme.
+// New returns a fail-open Monitor for cfg. An invalid Config is refused
+// with a nil Monitor and an error that names the endpoint, says which rule
+// it breaks, and shows of its URL at most the scheme.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
@@ -90,50 +100,20 @@ func New(cfg Config) (*Monitor, error) {
 
 var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
-// Check probes every provider once, concurrently, and returns only after
-// every probe it started has finished. A probe is one eth_blockNumber
-// request and, while the provider has not confirmed [Config.ChainID], one
-// eth_chainId request beside it.
+// Check probes every provider once, concurrently, and returns when every
+// probe has ended, with the first of these outcomes that applies:
 //
-// Each request is a POST through Config.Base to the URL as configured,
-// with the body {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
-// (or eth_chainId), JSON Content-Type and Accept, Accept-Encoding
-// identity, a User-Agent of failnext-blocklag, and Basic auth from the
-// URL's userinfo. It succeeds only on status 200 with a body of at most
-// 4096 bytes as sent, as long as any Content-Length says, that is one JSON
-// object with "jsonrpc" "2.0", "id" the number 1, no error but null, and a
-// "result" of "0x" and at most 16 lowercase hex digits without leading
-// zeros. Nothing is redirected or retried. Any other status's body is read
-// under the same limits (see [StatusError]), and every body is closed when
-// the probe's time is up, whatever the Base's body does.
+//   - ctx is done: nothing is published, and the error matches ctx.Err()
+//     but is not a [*CheckError];
+//   - every probe failed: nothing is published, and a *CheckError holds
+//     every provider's [*ProbeError];
+//   - some failed: the verdicts are published, the failed providers
+//     ineligible, and a *CheckError holds theirs;
+//   - none failed: the verdicts are published, and Check returns nil.
 //
-// When ctx has a deadline, every probe ends a margin before it: a tenth of
-// the time left when the probes start, at most a second (with a 5 s
-// context, at 4.5 s). A probe ended so fails as a timeout wrapping
-// [context.DeadlineExceeded], and the Check publishes what the others
-// found. Without a deadline, probes last until they end or ctx does
-// ([Config.ProbeTimeout] bounds each one).
-//
-// The outcome is exactly one of these, the first that applies:
-//
-//   - ctx is done when the probes have finished: the Check is abandoned,
-//     publishes nothing, and returns an error that is not a [*CheckError]
-//     and satisfies errors.Is(err, ctx.Err()).
-//   - Every probe failed: nothing is published, and Check returns a
-//     [*CheckError] holding every provider's [*ProbeError].
-//   - Some failed: Check publishes, the failed providers ineligible, and
-//     returns a *CheckError holding theirs.
-//   - Every probe succeeded: Check publishes and returns nil.
-//
-// An abandoned Check's error and a *CheckError holding a timed-out probe
-// both match context.DeadlineExceeded: tell them apart with [errors.As]
-// and a *CheckError first. When nothing is published, the snapshot in
-// force stays; a new one replaces it at once, so [Monitor.Eligible] and
-// [Monitor.Status] see one or the other, never a mix.
-//
-// Checks run one at a time: one that waits returns ctx's error, without
-// probing, as soon as ctx is done. On a nil Monitor, one not made by
-// [New], or a nil ctx, Check returns an error and does nothing.
+// A *CheckError holding a timed-out probe matches context.DeadlineExceeded
+// too: look for it with [errors.As] first. Checks run one at a time; one
+// waiting for its turn returns ctx's error as soon as ctx is done.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.turn == nil {
 		return errNotNew
@@ -224,17 +204,11 @@ func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithDeadlineCause(ctx, deadline.Add(-margin), &outOfCheckTime{after: (left - margin).Round(time.Millisecond)})
 }
 
-// Eligible reports whether the provider with this ID may serve requests:
-// every configured ID until the first [Monitor.Check] publishes, then the
-// verdict of the last Check that published. An ID not configured is never
-// eligible, nor is any on a nil or zero Monitor. Eligible does no I/O,
-// takes no lock and allocates nothing, so it can sit on every request's
-// path as the Eligible field of [failnext.Config].
-//
-// Each call reads the snapshot in force at that moment, so two calls (even
-// two that failnext makes for one request) may answer from two snapshots
-// when a Check publishes between them, and a request in flight keeps the
-// answer it got before the newest one.
+// Eligible reports the verdict on the provider with this ID in the
+// snapshot in force: true for every configured ID while fail-open, never
+// for an ID not configured or on a nil Monitor. It does no I/O, takes no
+// lock and allocates nothing. Two calls, even two of one failnext request,
+// may read two snapshots when a Check publishes between them.
 func (m *Monitor) Eligible(id failnext.EndpointID) bool {
 	if m == nil {
 		return false

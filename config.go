@@ -15,61 +15,47 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Config describes the providers a [Monitor] compares and how much lag it
-// tolerates. Pass the same Endpoints to [failnext.Config] so that the IDs
-// agree. [New] says which values it rejects.
+// Config describes the providers a [Monitor] compares and the rules of
+// its verdicts. Every option is off at its zero value.
 type Config struct {
-	// Endpoints lists the providers, each an Ethereum HTTP JSON-RPC URL
-	// under a unique ID; New copies the slice. A URL may carry an API key
-	// in its userinfo, path or query: no message shows it (see [ProbeError]).
+	// Endpoints lists the providers: Ethereum HTTP JSON-RPC URLs, under
+	// unique IDs. Pass the same to [failnext.Config]. New copies the slice.
 	Endpoints []failnext.Endpoint
 
-	// MaxLag is how many blocks a provider may be behind the reference height
-	// and still be eligible. Zero keeps only the providers at the reference.
+	// MaxLag is how many blocks below the reference a provider may be and
+	// stay eligible; zero keeps only those at the reference.
 	MaxLag uint64
 
-	// Base sends blocklag's own probes; nil means [http.DefaultTransport].
-	// blocklag never closes or reconfigures it. A Base must send each probe
-	// to the URL it was given, give up when the request's context ends,
-	// and allow an answer's body to be closed while it is read. It must
-	// never be or route through the failnext transport: a probe that fails
-	// over measures another provider under the wrong ID.
-	//
-	// Every goroutine of blocklag's ends before Check returns, but since Go
-	// 1.23 an [http.Transport] finishes in the background, within its own
-	// dial and TLS timeouts, a dial that a cancelled probe started. So
-	// derive a Base from http.DefaultTransport's Clone, which keeps those
-	// timeouts, not from a bare &http.Transport{}, which has none.
+	// Base sends the probes; nil means [http.DefaultTransport], and
+	// blocklag never closes or changes it. It must send each probe to its
+	// URL, end it with its context, and never go through failnext, which
+	// would measure another provider under this ID. Clone it from
+	// http.DefaultTransport, whose dial and TLS timeouts bound the dials
+	// that an [http.Transport] finishes after a probe is cancelled.
 	Base http.RoundTripper
 
-	// ProbeTimeout, when positive, bounds each probe on its own: one that
-	// runs out fails as timed out, wrapping [context.DeadlineExceeded],
-	// and the others' results stand. It gives up on a hung provider sooner
-	// than the margin before the Check's deadline does, or under a context
-	// without one; a value below a provider's normal latency makes it
-	// flap. Zero means no limit of its own.
+	// ProbeTimeout, when positive, bounds each probe: one that runs out
+	// fails as a timeout and the others stand. Below a provider's usual
+	// latency it makes the verdict flap.
 	ProbeTimeout time.Duration
 
-	// Quorum, when above one, takes as reference the Quorum-th highest
-	// successful height (the lowest, when fewer probes succeeded), so that
-	// one provider reporting an absurd height cannot make every honest one
-	// look behind. With only Quorum providers the reference is the lowest
-	// height, and lag goes unseen. Zero or one means the highest height.
+	// Quorum, when above one, makes the reference the Quorum-th highest
+	// height (the lowest, when fewer probes succeeded), so that one
+	// provider far ahead cannot make the others ineligible. A provider
+	// above the reference stays eligible with lag 0, unless MaxAhead leaves
+	// it out; ChainID is what keeps out a provider on another chain. With
+	// only Quorum providers, lag goes unseen.
 	Quorum int
 
 	// MaxAhead, when non-zero, makes a provider more than MaxAhead blocks
-	// above the Quorum reference ineligible, though its probe succeeded:
-	// Quorum keeps one provider far ahead from making the others look
-	// behind, MaxAhead keeps it from being read. It needs Quorum above one,
-	// since otherwise no provider is above the reference. Zero means off.
+	// above the reference ineligible. It needs Quorum above one: otherwise
+	// no provider is above the reference.
 	MaxAhead uint64
 
 	// ChainID, when non-zero, is the chain every provider must serve (1 for
-	// Ethereum mainnet). A provider's height counts only once it has
-	// answered eth_chainId with it; until then each Check asks, and one
-	// that names another chain or does not answer fails its probe. A
-	// confirmation lasts the Monitor's lifetime, even one made in a Check
-	// that publishes nothing. Zero means eth_chainId is never sent.
+	// Ethereum mainnet). A provider's height counts once it has answered
+	// eth_chainId with it, which it is asked in each Check until then; a
+	// confirmation lasts the Monitor's lifetime.
 	ChainID uint64
 }
 

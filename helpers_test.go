@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +31,11 @@ const (
 	chainRequest  = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
 )
 
+// isUserAgent matches blocklag's User-Agent, whichever version of the
+// module the build records (none when these tests run in this repository,
+// a release when they run as a dependency).
+var isUserAgent = regexp.MustCompile(`^failnext-blocklag(/v[0-9][0-9A-Za-z.+-]*)?$`).MatchString
+
 // readRequest reads a request that a provider or a Base was handed and
 // returns its JSON-RPC method. Each must be a POST with JSON headers, no
 // compression, blocklag's User-Agent and one of the two bodies above;
@@ -44,8 +50,8 @@ func readRequest(t testing.TB, r *http.Request) string {
 		t.Errorf("method %s, want POST", r.Method)
 	case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
 		t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-	case r.Header.Get("User-Agent") != "failnext-blocklag":
-		t.Errorf("User-Agent %q, want failnext-blocklag, the name a test binary knows no version for", r.Header.Get("User-Agent"))
+	case !isUserAgent(r.Header.Get("User-Agent")):
+		t.Errorf("User-Agent %q, want failnext-blocklag, with the module's version if the build records one", r.Header.Get("User-Agent"))
 	case r.Header.Get("Accept-Encoding") != "identity":
 		t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent", r.Header.Get("Accept-Encoding"))
 	case string(b) == heightRequest:

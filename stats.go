@@ -7,31 +7,29 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Stats counts what the Checks of one Monitor did since [New], published or
-// not, so that it also sees the Checks that publish nothing, as when every
-// provider rejects its key. Its JSON and slog names are Status's.
+// Stats counts what the Checks of a Monitor did since [New], published or
+// not: when every provider rejects its key, nothing is published and
+// Status stays as it was, but the failures show here. Its JSON and slog
+// names are Status's.
 type Stats struct {
-	// Checks counts the Checks that sent probes, each of them one to every
-	// endpoint; not one that gave up waiting for its turn or found its
-	// context done.
+	// Checks counts the Checks that sent probes, one to each endpoint; not
+	// those that gave up waiting for their turn.
 	Checks    uint64          `json:"checks"`
-	Published uint64          `json:"published"` // of those, the ones that published a snapshot
-	Endpoints []EndpointStats `json:"endpoints"` // one per configured endpoint, in configured order
+	Published uint64          `json:"published"` // of those, the ones that published
+	Endpoints []EndpointStats `json:"endpoints"` // in configured order
 }
 
 // EndpointStats is one endpoint's part of a Stats.
 type EndpointStats struct {
 	ID failnext.EndpointID `json:"id"`
-	// Failures counts the endpoint's failed probes by [ProbeError.Reason],
-	// abandoned Checks included (a probe that the cancel itself cut short
-	// may or may not count). It holds every Reason, from 0.
+	// Failures counts its failed probes by [ProbeError.Reason], abandoned
+	// Checks included. It holds every Reason, from 0.
 	Failures map[Reason]uint64 `json:"failures"`
 }
 
 // Stats returns the counts so far, as a copy the caller may keep. It never
-// waits for a running Check, which it may count in part, and is safe for
-// concurrent use. Within one Stats, Published and each endpoint's failures
-// are at most Checks. A nil or zero Monitor returns the zero Stats.
+// waits for a Check, which it may count in part; Published and each
+// endpoint's failures are at most Checks.
 func (m *Monitor) Stats() Stats {
 	if m == nil || m.turn == nil {
 		return Stats{}
@@ -53,7 +51,7 @@ func (m *Monitor) Stats() Stats {
 }
 
 // LogValue logs a Stats as a group: checks, published, and endpoints keyed
-// by ID as in [Status.LogValue], each with a group failures.
+// by ID, each with a group failures.
 func (s Stats) LogValue() slog.Value {
 	eps := make([]slog.Attr, len(s.Endpoints))
 	for i, e := range s.Endpoints {

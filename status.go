@@ -9,61 +9,44 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Status is what the verdicts in force rest on: the snapshot that Eligible
-// answers from, for logs, status pages and alerts (the module
-// github.com/yermakovsa/failnext-blocklag/blocklagprom turns it into
-// Prometheus metrics). While fail-open, Checked and Advanced are zero,
-// Reference is 0, and every endpoint is eligible with nothing measured.
+// Status is what the verdicts in force rest on: the snapshot that
+// Eligible answers from, for logs, status pages and alerts. While
+// fail-open only MaxLag and each endpoint's ID and Eligible are set.
 type Status struct {
-	// Checked is when the Check that published this snapshot finished
-	// probing; its age tells how stale the verdicts are.
-	Checked   time.Time
-	Reference uint64 // the height lag was measured from: the highest successful one, or Config.Quorum's pick
-	MaxLag    uint64 // Config.MaxLag, the rule the verdicts follow
+	Checked   time.Time // when the publishing Check finished probing: how old the verdicts are
+	Reference uint64    // the height lag is measured from
+	MaxLag    uint64    // Config.MaxLag
 
-	// Advanced is when the front last moved: the Checked time of the latest
-	// published Check whose reference is above the one before it (the
-	// first counts as above) and in which some endpoint reported a height
-	// at or above that reference and above all it had reported before. It
-	// never moves back, and not for a lagging endpoint catching up, one
-	// returning to a height it had reached, one above a Quorum reference,
-	// or one confirming Config.ChainID; it does while the endpoint that set
-	// the reference fails and another climbs toward it. It changes no
-	// verdict: some chains make no blocks while idle.
+	// Advanced is when the chain last moved forward: the Checked time of
+	// the latest Check whose reference rose with a new high, at or above
+	// it, of some endpoint. A provider catching up, coming back or above a
+	// Quorum reference moves it not; one climbing while the leader fails
+	// does. It never moves back, and changes no verdict.
 	Advanced time.Time
 
-	Endpoints []EndpointStatus // one per configured endpoint, in configured order
+	Endpoints []EndpointStatus // in configured order
 }
 
-// EndpointStatus is one endpoint's part of a Status. Its probe succeeded
-// in the Check in force when Err is nil and a Check has published.
+// EndpointStatus is one endpoint's part of a Status.
 type EndpointStatus struct {
 	ID       failnext.EndpointID
 	Eligible bool // what Eligible(ID) answers from the same snapshot
 
-	// Height is the block height it reported, Lag Reference minus Height
-	// below the reference, and Ahead Height minus Reference above it (each
-	// 0 otherwise); all 0 unless its probe succeeded.
+	// Height is the height it reported, Lag how far below the reference
+	// and Ahead how far above it that is; all 0 unless its probe succeeded.
 	Height, Lag, Ahead uint64
 
-	// Err is the *ProbeError that the publishing Check returned for it (a
-	// shared value: treat it as read-only); nil when it answered.
-	Err error
+	Err     error         // its *ProbeError (shared: read-only), or nil when it answered
+	Latency time.Duration // how long its probe took, height and chain ID requests alike
 
-	// Latency is how long its probe took in the Check in force, success or
-	// failure: until its height request and any chain ID request beside
-	// it had both ended.
-	Latency time.Duration
-
-	// Advanced is the Checked time of the latest published Check in which
-	// it reported a height above every height it had reported before (its
-	// first counted height included); a failed probe keeps it. Zero until
-	// its first height counts, as before it confirms Config.ChainID.
+	// Advanced is the Checked time of the latest Check in which it
+	// reported a height above all it had reported before; a failure keeps
+	// it. Zero until its first height counts.
 	Advanced time.Time
 }
 
-// Reason is why its probe failed in the Check in force: Err's
-// [ProbeError.Reason], read through Err's chain, or "" when Err is nil.
+// Reason is why its probe failed: the [ProbeError.Reason] of Err's chain,
+// or "" when Err is nil.
 func (e EndpointStatus) Reason() Reason {
 	if e.Err == nil {
 		return ""
@@ -71,9 +54,8 @@ func (e EndpointStatus) Reason() Reason {
 	return (&ProbeError{Err: e.Err}).Reason()
 }
 
-// Status returns the snapshot Eligible answers from, whole, as a copy the
-// caller may keep. It never waits for a Check; a nil or zero Monitor gives
-// the zero Status.
+// Status returns the snapshot in force, as a copy the caller may keep. It
+// never waits for a Check.
 func (m *Monitor) Status() Status {
 	if m == nil {
 		return Status{}
@@ -87,14 +69,17 @@ func (m *Monitor) Status() Status {
 	return st
 }
 
-// MarshalJSON gives the members checked, reference, max_lag, advanced and
-// endpoints, in that order, times in RFC 3339:
+// MarshalJSON writes times in RFC 3339, durations in seconds, and these
+// members in this order:
 //
-//	{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[...]}
+//	{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[
+//	 {"id":"a","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"},
+//	 {"id":"b","eligible":false,"latency_seconds":0.3,"reason":"http_status","error":"blocklag: endpoint \"b\": HTTP status 503"}]}
 //
-// checked and reference are there once a Check has published, advanced
-// when it is not zero, the endpoints as [EndpointStatus.MarshalJSON] says.
-// So while fail-open: {"max_lag":3,"endpoints":[{"id":"a","eligible":true}]}.
+// checked, reference and latency_seconds are there once a Check has
+// published; height and lag when the probe succeeded (even at 0); reason
+// and error when it failed; advanced and ahead when not zero. So a failed
+// endpoint shows no height that could pass for block 0.
 func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.json()) }
 
 // json is s's JSON form.
@@ -113,20 +98,8 @@ func (s Status) json() statusJSON {
 	return out
 }
 
-// MarshalJSON gives the members id, eligible, height, lag, latency_seconds,
-// advanced, reason and error, in that order:
-//
-//	{"id":"primary","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"}
-//	{"id":"backup","eligible":false,"latency_seconds":0.3,"advanced":"2026-01-02T09:59:45Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}
-//
-// height and lag are there only when the probe succeeded, even when 0, so
-// that a failed endpoint shows no height that could pass for block 0;
-// latency_seconds once a Check has published; advanced when not zero;
-// reason and error when Err is set: the [ProbeError.Reason] of a
-// ProbeError wrapping Err, and Err's message (shown as outside text when
-// Err is not a *ProbeError). Marshaled on its own, an EndpointStatus
-// counts a Check as published when Err is set or Advanced is not zero,
-// which for a Status from a Monitor is the same test.
+// MarshalJSON writes one endpoint of [Status.MarshalJSON], counting a
+// Check as published when Err or Advanced is set.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
 	return json.Marshal(e.json(e.Err != nil || !e.Advanced.IsZero()))
 }
@@ -178,12 +151,9 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 	return out
 }
 
-// LogValue makes a Status log through log/slog as a group with the members
-// of its JSON, under the same rules: checked, reference, max_lag,
-// advanced, then a group endpoints with one group per endpoint, keyed by
-// its ID, with eligible, height, lag, latency (a duration), advanced,
-// reason and error. So slog.Info("check", "status", st) gives keys such as
-// status.endpoints.primary.lag, where no ID collides with reference.
+// LogValue logs a Status through log/slog with its JSON members, names
+// and units, the endpoints as groups keyed by ID, so that the text handler
+// writes keys such as status.endpoints.primary.lag.
 func (s Status) LogValue() slog.Value {
 	j := s.json()
 	var attrs []slog.Attr
