@@ -152,7 +152,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("blocklag: check abandoned, nothing published: %w", err)
 	}
-	s := next(m.current.Load(), outcomes, checked, m.rules)
+	s := nextSnapshot(m.current.Load(), outcomes, checked, m.rules)
 	if s != nil {
 		m.current.Store(s)
 		m.counts.published.Add(1)

@@ -20,6 +20,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"a repeated ID", Config{Endpoints: named("a", "http://x", "a", "http://y")}, `endpoint 1 ("a"): ID already used by endpoint 0`},
 		{"a negative ProbeTimeout", Config{Endpoints: named("a", "http://x"), ProbeTimeout: -1}, "ProbeTimeout"},
 		{"a negative Quorum", Config{Endpoints: named("a", "http://x"), Quorum: -1}, "Quorum"},
+		{"MaxAhead without a Quorum", Config{Endpoints: named("a", "http://x"), MaxAhead: 5}, "MaxAhead needs Quorum above 1"},
+		{"MaxAhead with Quorum 1", Config{Endpoints: named("a", "http://x"), MaxAhead: 5, Quorum: 1}, "MaxAhead needs Quorum above 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,8 +83,8 @@ func ExampleMonitor() {
 }
 
 // With Quorum above one, the reference is the Quorum-th highest height, so
-// a provider far ahead of the others (here on another chain, or buggy) no
-// longer makes them all look behind. Each provider is named by its height.
+// a provider far ahead of the others (buggy, say) no longer makes them all
+// look behind. Each provider is named by its height.
 func ExampleConfig_quorum() {
 	var endpoints []failnext.Endpoint
 	for _, height := range []uint64{1000000000, 100, 99, 90} {
@@ -115,6 +115,97 @@ func ExampleConfig_quorum() {
 	// Quorum 2: reference 100, eligible [1000000000 100 99]
 	// Quorum 3: reference 99, eligible [1000000000 100 99]
 	// Quorum 5: reference 90, eligible [1000000000 100 99 90]
+}
+
+// Quorum keeps a provider far ahead from making the others ineligible,
+// but not from being read: it stays eligible with lag 0. MaxAhead leaves
+// out a provider more than that many blocks above the reference.
+func ExampleConfig_maxAhead() {
+	var endpoints []failnext.Endpoint
+	for i, height := range []string{"0x64", "0x64", "0x10000000000"} { // 100, 100, 2^40
+		node := fakeNode(height)
+		defer node.Close()
+		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID("abc"[i : i+1]), URL: node.URL})
+	}
+	for _, maxAhead := range []uint64{0, 10} {
+		monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, Quorum: 2, MaxAhead: maxAhead})
+		if err != nil {
+			panic(err)
+		}
+		if err := monitor.Check(context.Background()); err != nil {
+			panic(err)
+		}
+		c := monitor.Status().Endpoints[2]
+		fmt.Printf("MaxAhead %d: c eligible %v, lag %d, %d blocks ahead\n", maxAhead, c.Eligible, c.Lag, c.Ahead)
+	}
+
+	// Output:
+	// MaxAhead 0: c eligible true, lag 0, 1099511627676 blocks ahead
+	// MaxAhead 10: c eligible false, lag 0, 1099511627676 blocks ahead
+}
+
+// With ChainID set, a provider serving another chain fails its probe, and
+// its height counts toward nothing.
+func ExampleConfig_chainID() {
+	mainnet := fakeNode("0x64", "eth_chainId", "0x1")
+	defer mainnet.Close()
+	sepolia := fakeNode("0x7a1200", "eth_chainId", "0xaa36a7") // far higher, on another chain
+	defer sepolia.Close()
+
+	monitor, err := blocklag.New(blocklag.Config{
+		Endpoints: []failnext.Endpoint{{ID: "mainnet", URL: mainnet.URL}, {ID: "sepolia", URL: sepolia.URL}},
+		ChainID:   1,
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(monitor.Check(context.Background()))
+	fmt.Println("mainnet eligible:", monitor.Eligible("mainnet"), "at", monitor.Status().Reference)
+
+	// Output:
+	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "sepolia": chain ID 11155111 (0xaa36a7), want 1
+	// mainnet eligible: true at 100
+}
+
+// A Base carries the probes, here adding the header in which a provider
+// takes its key. It starts from a clone of http.DefaultTransport, whose
+// dial and TLS timeouts it keeps.
+func ExampleConfig_base() {
+	node := fakeNode("0x64")
+	defer node.Close()
+	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "k3y" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		node.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer guarded.Close()
+
+	base := withKey{next: http.DefaultTransport.(*http.Transport).Clone(), key: "k3y"}
+	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{{ID: "guarded", URL: guarded.URL}}, Base: base})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("check:", monitor.Check(context.Background()))
+	fmt.Println("guarded eligible:", monitor.Eligible("guarded"))
+
+	// Output:
+	// check: <nil>
+	// guarded eligible: true
+}
+
+// withKey sends each request with an X-Api-Key header. A RoundTripper must
+// not change the request it is given, so it changes a clone.
+type withKey struct {
+	next http.RoundTripper
+	key  string
+}
+
+func (b withKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Api-Key", b.key)
+	return b.next.RoundTrip(r)
 }
 
 // With ProbeTimeout set, a provider that never answers fails its probe when

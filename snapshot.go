@@ -53,7 +53,7 @@ func (s *snapshot) add(e EndpointStatus, w highWater) {
 	s.highest = append(s.highest, w)
 }
 
-// outcome is what one probe found, as next consumes it: a height, or the
+// outcome is what one probe found, as nextSnapshot consumes it: a height, or the
 // reason it failed, whether the provider confirmed Config.ChainID in this
 // probe, and how long the probe took.
 type outcome struct {
@@ -63,13 +63,13 @@ type outcome struct {
 	latency   time.Duration
 }
 
-// next builds the snapshot that follows prev from one Check's outcomes, in
+// nextSnapshot builds the snapshot that follows prev from one Check's outcomes, in
 // endpoint order, as of checked, or returns nil when no probe succeeded.
 // It changes neither, so a Check that publishes nothing has counted
 // nothing. A height above an endpoint's high-water mark raises the mark and
 // its Advanced; the front moves as Status.Advanced says. Neither time moves
 // back, even under a clock that steps back.
-func next(prev *snapshot, outcomes []outcome, checked time.Time, r rules) *snapshot {
+func nextSnapshot(prev *snapshot, outcomes []outcome, checked time.Time, r rules) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.err == nil {

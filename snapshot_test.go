@@ -63,15 +63,15 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := next(failOpen(eps, tt.rules.maxLag), tt.outcomes, clockAt("10:00:00"), tt.rules)
+			s := nextSnapshot(failOpen(eps, tt.rules.maxLag), tt.outcomes, clockAt("10:00:00"), tt.rules)
 			if tt.want == nil {
 				if s != nil {
-					t.Fatalf("next built %v, want nothing", s.eligible)
+					t.Fatalf("nextSnapshot built %v, want nothing", s.eligible)
 				}
 				return
 			}
 			if s == nil || len(s.eligible) != len(eps) || len(s.status.Endpoints) != len(eps) {
-				t.Fatalf("next = %v, want a verdict for each endpoint", s)
+				t.Fatalf("nextSnapshot = %v, want a verdict for each endpoint", s)
 			}
 			for i, want := range tt.want {
 				if s.eligible[idOf(i)] != want || s.status.Endpoints[i].Eligible != want {
@@ -82,27 +82,27 @@ func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 	}
 }
 
-// next reads the snapshot it follows and this Check's outcomes, and
+// nextSnapshot reads the snapshot it follows and this Check's outcomes, and
 // nothing else: it changes neither, and what it builds depends on them
 // alone.
 func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	eps := []endpoint{{id: "a"}, {id: "b"}}
 	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}, latency: 2 * time.Second}
-	first := next(failOpen(eps, 3), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), rules{maxLag: 3})
+	first := nextSnapshot(failOpen(eps, 3), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), rules{maxLag: 3})
 	kept := *first
 	kept.status.Endpoints = slices.Clone(first.status.Endpoints)
 	kept.highest = slices.Clone(first.highest)
 	kept.eligible = maps.Clone(first.eligible)
 
 	outcomes := []outcome{{height: 95, latency: 40 * time.Millisecond}, down}
-	second := next(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
-	again := next(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
+	second := nextSnapshot(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
+	again := nextSnapshot(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
 
 	if !reflect.DeepEqual(*first, kept) {
-		t.Errorf("next changed the snapshot it follows:\n%+v\nwas\n%+v", *first, kept)
+		t.Errorf("nextSnapshot changed the snapshot it follows:\n%+v\nwas\n%+v", *first, kept)
 	}
 	if !reflect.DeepEqual(second, again) {
-		t.Errorf("next built two snapshots from the same input:\n%+v\n%+v", second, again)
+		t.Errorf("nextSnapshot built two snapshots from the same input:\n%+v\n%+v", second, again)
 	}
 	want := &snapshot{
 		eligible: map[failnext.EndpointID]bool{"a": true, "b": false},
@@ -114,9 +114,9 @@ func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 		highest: []highWater{{height: 100, counted: true}, {height: 90, counted: true}},
 	}
 	if !reflect.DeepEqual(second, want) {
-		t.Errorf("next =\n%+v\nwant\n%+v", second, want)
+		t.Errorf("nextSnapshot =\n%+v\nwant\n%+v", second, want)
 	}
-	if nothing := next(first, []outcome{down, down}, clockAt("10:00:20"), rules{maxLag: 3}); nothing != nil {
-		t.Errorf("next with no success = %+v, want nil", nothing)
+	if nothing := nextSnapshot(first, []outcome{down, down}, clockAt("10:00:20"), rules{maxLag: 3}); nothing != nil {
+		t.Errorf("nextSnapshot with no success = %+v, want nil", nothing)
 	}
 }

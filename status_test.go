@@ -278,7 +278,7 @@ func jsonStatuses(t *testing.T) map[string]Status {
 	out["hand-built, a ProbeError"] = Status{
 		Checked: clockAt("10:00:15"), Reference: 110, MaxLag: 2, Advanced: clockAt("10:00:00"),
 		Endpoints: []EndpointStatus{
-			{ID: "primary", Eligible: true, Height: 110, Latency: 12500 * time.Microsecond, Advanced: clockAt("10:00:00")},
+			{ID: "primary", Eligible: true, Height: 112, Ahead: 2, Latency: 12500 * time.Microsecond, Advanced: clockAt("10:00:00")},
 			{ID: "backup", Err: &ProbeError{Endpoint: "backup", Err: &StatusError{StatusCode: 503}}, Latency: 2 * time.Second, Advanced: clockAt("10:00:00")},
 		},
 	}
@@ -329,9 +329,9 @@ func TestStatusMarshalsToJSONWithOnlyTheMembersThatHold(t *testing.T) {
 				`{"id":"advanced","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
 				`{"id":"endpoints","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
 				`{"id":"height","eligible":false,"latency_seconds":0,` + failureJSON(statuses["member names as IDs"].Endpoints[4].Err) + `}]}`},
-		{"a ProbeError shows its reason and its message, and latencies are in seconds", "hand-built, a ProbeError",
+		{"a ProbeError shows its reason and its message, a lead its ahead, and latencies are in seconds", "hand-built, a ProbeError",
 			`{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":2,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"primary","eligible":true,"height":110,"lag":0,"latency_seconds":0.0125,"advanced":"2026-01-02T10:00:00Z"},` +
+				`{"id":"primary","eligible":true,"height":112,"lag":0,"ahead":2,"latency_seconds":0.0125,"advanced":"2026-01-02T10:00:00Z"},` +
 				`{"id":"backup","eligible":false,"latency_seconds":2,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}]}`},
 		{"an error that is no ProbeError shows escaped, with the reason its codes give", "hand-built, errors that are no ProbeError",
 			`{"checked":"2026-01-02T10:00:00Z","reference":7,"max_lag":0,"endpoints":[` +
@@ -411,7 +411,7 @@ func TestStatusLogsTheMembersOfItsJSONAsGroups(t *testing.T) {
 				" status.endpoints.height.eligible=false status.endpoints.height.latency_seconds=0 " + failureText("status.endpoints.height", statuses["member names as IDs"].Endpoints[4].Err) + "\n"},
 		{"text shows a ProbeError's reason and message, and latencies as durations", textHandler, "hand-built, a ProbeError",
 			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.max_lag=2 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.latency_seconds=0.0125 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
+				" status.endpoints.primary.eligible=true status.endpoints.primary.height=112 status.endpoints.primary.lag=0 status.endpoints.primary.ahead=2 status.endpoints.primary.latency_seconds=0.0125 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
 				` status.endpoints.backup.eligible=false status.endpoints.backup.latency_seconds=2 status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z status.endpoints.backup.reason=http_status status.endpoints.backup.error="blocklag: endpoint \"backup\": HTTP status 503"` + "\n"},
 		{"text escapes an error that is no ProbeError", textHandler, "hand-built, errors that are no ProbeError",
 			`level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=7 status.max_lag=0` +
@@ -433,7 +433,7 @@ func TestStatusLogsTheMembersOfItsJSONAsGroups(t *testing.T) {
 				`"height":{"eligible":false,"latency_seconds":0,` + failureJSON(statuses["member names as IDs"].Endpoints[4].Err) + `}}}}` + "\n"},
 		{"JSON writes a latency in seconds, as Status's own JSON does", jsonHandler, "hand-built, a ProbeError",
 			`{"level":"INFO","msg":"check","status":{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":2,"advanced":"2026-01-02T10:00:00Z","endpoints":{` +
-				`"primary":{"eligible":true,"height":110,"lag":0,"latency_seconds":0.0125,"advanced":"2026-01-02T10:00:00Z"},` +
+				`"primary":{"eligible":true,"height":112,"lag":0,"ahead":2,"latency_seconds":0.0125,"advanced":"2026-01-02T10:00:00Z"},` +
 				`"backup":{"eligible":false,"latency_seconds":2,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}}}}` + "\n"},
 	}
 	for _, tt := range tests {
