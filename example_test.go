@@ -145,7 +145,8 @@ func ExampleConfig_maxAhead() {
 }
 
 // With ChainID set, a provider serving another chain fails its probe, and
-// its height counts toward nothing.
+// its height counts toward nothing. Code tells this failure from others by
+// its Reason and type, without reading any text.
 func ExampleConfig_chainID() {
 	mainnet := fakeNode("0x64", "eth_chainId", "0x1")
 	defer mainnet.Close()
@@ -159,11 +160,18 @@ func ExampleConfig_chainID() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(monitor.Check(context.Background()))
+	err = monitor.Check(context.Background())
+	fmt.Println(err)
+	var pe *blocklag.ProbeError
+	var chain *blocklag.ChainIDError
+	if errors.As(err, &pe) && errors.As(pe, &chain) {
+		fmt.Printf("%s: %s, chain %d instead of %d\n", pe.Endpoint, pe.Reason(), chain.Got, chain.Want)
+	}
 	fmt.Println("mainnet eligible:", monitor.Eligible("mainnet"), "at", monitor.Status().Reference)
 
 	// Output:
 	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "sepolia": chain ID 11155111 (0xaa36a7), want 1
+	// sepolia: wrong_chain, chain 11155111 instead of 1
 	// mainnet eligible: true at 100
 }
 
@@ -277,50 +285,6 @@ func ExampleCheckError() {
 	// published: true
 	// infura: rate_limited, status 429, RPC code -32005, retry after 1m0s
 	// infura eligible: false
-}
-
-// A provider that rate-limits us and one that serves another chain fail
-// alike to Eligible, but code tells them apart by Reason and by type,
-// without parsing any text.
-func ExampleProbeError_Reason() {
-	mainnet := fakeNode("0x64", "eth_chainId", "0x1")
-	defer mainnet.Close()
-	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}`)
-	}))
-	defer limited.Close()
-	sepolia := fakeNode("0x64", "eth_chainId", "0xaa36a7")
-	defer sepolia.Close()
-
-	monitor, err := blocklag.New(blocklag.Config{
-		Endpoints: []failnext.Endpoint{
-			{ID: "mainnet", URL: mainnet.URL},
-			{ID: "limited", URL: limited.URL},
-			{ID: "sepolia", URL: sepolia.URL},
-		},
-		ChainID: 1,
-	})
-	if err != nil {
-		panic(err)
-	}
-	var ce *blocklag.CheckError
-	if !errors.As(monitor.Check(context.Background()), &ce) {
-		return
-	}
-	for _, pe := range ce.Errors {
-		var rpc *blocklag.RPCError
-		var chain *blocklag.ChainIDError
-		switch {
-		case errors.As(pe, &rpc):
-			fmt.Printf("%s: %s, RPC code %d\n", pe.Endpoint, pe.Reason(), rpc.Code)
-		case errors.As(pe, &chain):
-			fmt.Printf("%s: %s, chain %d instead of %d\n", pe.Endpoint, pe.Reason(), chain.Got, chain.Want)
-		}
-	}
-
-	// Output:
-	// limited: rate_limited, RPC code -32005
-	// sepolia: wrong_chain, chain 11155111 instead of 1
 }
 
 // Status logs through log/slog as one group, with a group per provider
