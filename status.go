@@ -163,7 +163,7 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 		// alike; a hand-built Status's own error is outside text.
 		reason, msg := (&ProbeError{Err: e.Err}).Reason(), e.Err.Error()
 		if _, ok := e.Err.(*ProbeError); !ok {
-			msg = reduce(msg)
+			msg = sanitize(msg)
 		}
 		out.Reason, out.Error = &reason, &msg
 	}
