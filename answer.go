@@ -13,21 +13,21 @@ import (
 // under 100.
 const maxBody = 4096
 
-// judge turns a 200 answer's body into a quantity by Check's rules, or
+// parseQuantity turns a 200 answer's body into a quantity by Check's rules, or
 // fails it: an *RPCError for a JSON-RPC error object, else ErrBadAnswer.
 // compactHeight takes the common answer without allocating.
-func judge(body []byte, s *secrets) (uint64, error) {
+func parseQuantity(body []byte, s *matcher) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
 	}
-	return judgeStrictly(body, s)
+	return parseStrictly(body, s)
 }
 
 // compactPrefix begins the answer real nodes send, up to its digits.
 const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
 // compactHeight recognises the answer real nodes send, byte for byte, and
-// judgeStrictly, the definition of what is accepted, agrees with it.
+// parseStrictly, the definition of what is accepted, agrees with it.
 func compactHeight(body []byte) (uint64, bool) {
 	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
 		return 0, false
@@ -54,8 +54,8 @@ func compactHeight(body []byte) (uint64, bool) {
 	return height, true
 }
 
-// judgeStrictly is judge without the shortcut for the common answer.
-func judgeStrictly(body []byte, s *secrets) (uint64, error) {
+// parseStrictly is parseQuantity without the shortcut for the common answer.
+func parseStrictly(body []byte, s *matcher) (uint64, error) {
 	if len(body) > maxBody {
 		return 0, badAnswer(s, "answer larger than %d bytes", maxBody)
 	}
@@ -86,7 +86,7 @@ func judgeStrictly(body []byte, s *secrets) (uint64, error) {
 	digits, ok := strings.CutPrefix(result, "0x")
 	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
 		strings.Trim(digits, "0123456789abcdef") != "" {
-		return 0, badAnswer(s, "result %s is not a canonical hex quantity", `"`+s.piece(result, maxQuoted)+`"`)
+		return 0, badAnswer(s, "result %s is not a canonical hex quantity", `"`+s.show(result, maxQuoted)+`"`)
 	}
 	height, _ := strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
 	return height, nil
@@ -94,7 +94,7 @@ func judgeStrictly(body []byte, s *secrets) (uint64, error) {
 
 // decodeObject requires body to be exactly one JSON object, white space
 // around it aside, naming no member twice, and returns its members.
-func decodeObject(body []byte, s *secrets) (map[string]json.RawMessage, error) {
+func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, badAnswer(s, "answer is not a JSON object")
@@ -111,7 +111,7 @@ func decodeObject(body []byte, s *secrets) (map[string]json.RawMessage, error) {
 			return nil, badAnswer(s, "answer is not valid JSON")
 		}
 		if _, dup := members[name]; dup {
-			return nil, badAnswer(s, "answer names member %s twice", `"`+s.piece(name, maxQuoted)+`"`)
+			return nil, badAnswer(s, "answer names member %s twice", `"`+s.show(name, maxQuoted)+`"`)
 		}
 		members[name] = value
 	}
@@ -126,7 +126,7 @@ func decodeObject(body []byte, s *secrets) (map[string]json.RawMessage, error) {
 
 // rpcError decodes a JSON-RPC error member (an integer code, maybe a string
 // message) and reports whether it had a message; nil for anything else.
-func rpcError(raw json.RawMessage, s *secrets) (*RPCError, bool) {
+func rpcError(raw json.RawMessage, s *matcher) (*RPCError, bool) {
 	var e struct {
 		Code    *int    `json:"code"`
 		Message *string `json:"message"`
@@ -138,11 +138,11 @@ func rpcError(raw json.RawMessage, s *secrets) (*RPCError, bool) {
 	if e.Message != nil {
 		message = *e.Message
 	}
-	return &RPCError{Code: *e.Code, Message: s.piece(message, maxQuoted), secrets: s}, e.Message != nil
+	return &RPCError{Code: *e.Code, Message: s.show(message, maxQuoted), secrets: s}, e.Message != nil
 }
 
 // errorObject reads a non-200 body as StatusError.RPC says; nil otherwise.
-func errorObject(body []byte, s *secrets) *RPCError {
+func errorObject(body []byte, s *matcher) *RPCError {
 	// Most bodies that are not JSON (an HTML page, plain text) fail here,
 	// before a decoder is made.
 	if len(body) > maxBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
@@ -171,13 +171,26 @@ func isVersion2(raw json.RawMessage) bool {
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// shownMember shows a member's undecoded JSON text as outside text, or
-// says that the member is missing.
-func shownMember(raw json.RawMessage, s *secrets) string {
-	if raw == nil {
+// shownMember shows a member as outside text, never in the provider's own
+// JSON syntax, whose optional escapes could spell a secret past the mask:
+// a string decoded (and said to be one), anything else as encoding/json
+// writes it again, numbers with their digits; or it says "missing".
+func shownMember(raw json.RawMessage, s *matcher) string {
+	var str string
+	var value any
+	var b strings.Builder
+	enc, dec := json.NewEncoder(&b), json.NewDecoder(bytes.NewReader(raw))
+	enc.SetEscapeHTML(false)
+	dec.UseNumber()
+	switch {
+	case raw == nil:
 		return "missing"
+	case isString(raw) && json.Unmarshal(raw, &str) == nil:
+		return `the string "` + s.show(str, maxQuoted) + `"`
+	case dec.Decode(&value) == nil && enc.Encode(value) == nil:
+		raw = []byte(strings.TrimSuffix(b.String(), "\n"))
 	}
-	return `"` + s.piece(string(raw), maxQuoted) + `"`
+	return `"` + s.show(string(raw), maxQuoted) + `"`
 }
 
 // maxQuoted is how many bytes a message gives one value that a provider
@@ -186,7 +199,7 @@ const maxQuoted = 100
 
 // badAnswer is the failure of an answer that breaks a rule, in words that
 // format and args give, the message masked.
-func badAnswer(s *secrets, format string, args ...any) error {
+func badAnswer(s *matcher, format string, args ...any) error {
 	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
 }
 

@@ -45,11 +45,11 @@ var judgeCases = []struct {
 	{name: "refuses a byte order mark before the object", body: "\ufeff" + valid, want: "not a JSON object"},
 
 	{name: "refuses a missing jsonrpc member", body: `{"id":1,"result":"0x64"}`, want: "jsonrpc member is missing"},
-	{name: "refuses jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":1,"result":"0x64"}`, want: `jsonrpc member is "'1.0'"`},
+	{name: "refuses jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":1,"result":"0x64"}`, want: `jsonrpc member is the string "1.0"`},
 	{name: "refuses jsonrpc as a number", body: `{"jsonrpc":2.0,"id":1,"result":"0x64"}`, want: `jsonrpc member is "2.0"`},
 	{name: "refuses member names in another case", body: `{"JSONRPC":"2.0","ID":1,"Result":"0x64"}`, want: "jsonrpc member is missing"},
 
-	{name: "refuses id the string \"1\"", body: `{"jsonrpc":"2.0","id":"1","result":"0x64"}`, want: `answer id is "'1'"`},
+	{name: "refuses id the string \"1\"", body: `{"jsonrpc":"2.0","id":"1","result":"0x64"}`, want: `answer id is the string "1"`},
 	{name: "refuses id the number 2", body: `{"jsonrpc":"2.0","id":2,"result":"0x64"}`, want: `answer id is "2"`},
 	{name: "refuses id the number 1.0", body: `{"jsonrpc":"2.0","id":1.0,"result":"0x64"}`, want: `answer id is "1.0"`},
 	{name: "refuses id the number 1e0", body: `{"jsonrpc":"2.0","id":1e0,"result":"0x64"}`, want: `answer id is "1e0"`},
@@ -59,7 +59,7 @@ var judgeCases = []struct {
 
 	{name: "refuses an RPC error", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, want: `RPC error -32005: "limit exceeded"`},
 	{name: "refuses an RPC error together with a result", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","error":{"code":-32000,"message":"header not found"}}`, want: `RPC error -32000: "header not found"`},
-	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error "'nope'"`},
+	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error the string "nope"`},
 	{name: "refuses an error member whose code is not a number", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, want: `RPC error "{'code':'x'}"`},
 	{name: "refuses an RPC error whose message holds control characters", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"a\u001b[2Jb\r\nforged"}}`, want: "RPC error -1: "},
 
@@ -81,7 +81,7 @@ var judgeCases = []struct {
 func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
 	for _, tt := range judgeCases {
 		t.Run(tt.name, func(t *testing.T) {
-			height, resolved := judge([]byte(tt.body), nil)
+			height, resolved := parseQuantity([]byte(tt.body), nil)
 			if tt.want == "" {
 				if resolved != nil || height != tt.height {
 					t.Fatalf("judge = %d, %v; want %d accepted", height, resolved, tt.height)
@@ -157,7 +157,7 @@ func TestCompactShortcutRecognisesOnlyTheCompactForm(t *testing.T) {
 			if height, recognised := compactHeight([]byte(tt.body)); recognised != tt.recognised || height != tt.height {
 				t.Fatalf("compactHeight = %d, %v; want %d, %v", height, recognised, tt.height, tt.recognised)
 			}
-			if strict, err := judgeStrictly([]byte(tt.body), nil); tt.recognised && (err != nil || strict != tt.height) {
+			if strict, err := parseStrictly([]byte(tt.body), nil); tt.recognised && (err != nil || strict != tt.height) {
 				t.Errorf("the full parser says %d, %v of a body the shortcut reads as %d", strict, err, tt.height)
 			}
 		})
@@ -168,7 +168,7 @@ func TestCompactShortcutRecognisesOnlyTheCompactForm(t *testing.T) {
 func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n")
 	allocs := testing.AllocsPerRun(100, func() {
-		if height, err := judge(body, nil); err != nil || height != 0x1521a3f {
+		if height, err := parseQuantity(body, nil); err != nil || height != 0x1521a3f {
 			t.Fatalf("judge = %d, %v", height, err)
 		}
 	})

@@ -363,7 +363,7 @@ func BenchmarkTransportText(b *testing.B) {
 	for i := range eps {
 		eps[i].url = keyedURL(i)
 	}
-	s := newSecrets(eps)
+	s := newMatcher(eps)
 	url := eps[3].url
 	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", url)
 	key := url[strings.Index(url, "/v3/")+4 : strings.Index(url, "?")]

@@ -54,7 +54,7 @@ type Monitor struct {
 	probeTimeout time.Duration
 	chainID      uint64
 	base         http.RoundTripper // Config.Base, or http.DefaultTransport
-	secrets      *secrets          // every endpoint's, masked in every endpoint's messages
+	secrets      *matcher          // every endpoint's, masked in every endpoint's messages
 
 	// turn holds one token while a Check runs: a channel rather than a
 	// sync.Mutex, so that a Check waiting for its turn can give up.
@@ -81,7 +81,7 @@ func New(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{
 		endpoints:    eps,
-		secrets:      newSecrets(eps),
+		secrets:      newMatcher(eps),
 		rules:        rules{maxLag: cfg.MaxLag, maxAhead: cfg.MaxAhead, quorum: cfg.Quorum},
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,

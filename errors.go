@@ -17,26 +17,16 @@ import (
 // failure that [Monitor.Check] reports is a *ProbeError, gathered in a
 // [*CheckError].
 //
-// Its message names the endpoint and says what failed. Text that blocklag
-// did not write (a value or message from the provider, a transport error's
-// text, the ID) is shown only in printable ASCII without the double quote,
-// backslash, '<', '>' and '&': a double quote shows as an apostrophe, any
-// other character outside that alphabet, non-ASCII included, as '?'.
-// Every quoting a log applies writes such text as it is, so none of it can
-// break a line, pass for the message's own words, or, once quoted, spell a
-// secret. It stands between double quotes, clipped to 100 bytes (a
-// transport error's to 300), ending in "..." when cut.
-//
-// No message shows a secret of any configured endpoint, and neither does
-// any error it unwraps to, any field of the types below, or any text form
-// of [Status]. A URL's secrets are its user name, its password and the
-// base64 of "user:password" that a Basic Authorization header carries; its
-// path unless it is "/" and its query; and each path segment and query
-// value that is at least 8 bytes long and holds a digit, or is at least 20
-// bytes long, as hosted providers' keys are (the words of their URL
-// formats, such as v3 or mainnet, stay readable). Each is found as written,
-// percent-decoded, and percent-escaped again with either case of hex
-// digit, and shown as "[redacted]". A field that holds a number keeps it.
+// Its message names the endpoint and says what failed. Text blocklag did
+// not write (a provider's value or message, a transport error, the ID) is
+// shown byte by byte in printable ASCII without '"', '\', '<', '>', '&':
+// '"' as an apostrophe, any other byte as '?'; a value is quoted and
+// clipped to 100 bytes (300 for a transport error), "..." when cut. No
+// message, unwrapped error, field or text form of [Status] shows a secret of
+// any endpoint: user name, password, "user:password" and its base64, path
+// but "/", query, and each segment or query value of 8 bytes with a digit
+// or of 20. Texts and secrets are both read percent-decoded with '+' as a
+// space, so each spelling shows as "[redacted]"; numeric fields stay exact.
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
@@ -51,7 +41,7 @@ type ProbeError struct {
 	// keeping Timeout), since its own methods could show what the message
 	// hides.
 	Err     error
-	secrets *secrets // the Monitor's, set by Check; nil in one built by hand
+	secrets *matcher // the Monitor's, set by Check; nil in one built by hand
 }
 
 // Error reads `blocklag: endpoint "ID": ` and then Err's text. In a
@@ -73,14 +63,19 @@ func (e *ProbeError) line() string {
 	if e.Err != nil {
 		reason = e.Err.Error()
 		if e.secrets == nil { // built by hand, not by Check
-			reason = reduce(reason)
+			reason = sanitize(reason)
 		}
 	}
-	return `endpoint "` + reduce(string(e.Endpoint)) + `": ` + reason
+	return `endpoint "` + sanitize(string(e.Endpoint)) + `": ` + reason
 }
 
 // Unwrap returns the reason the probe failed.
-func (e *ProbeError) Unwrap() error { return e.Err }
+func (e *ProbeError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Reason classifies the failure by the codes in Err, never by its text:
 // the first Reason constant, in the order listed, whose description
@@ -140,12 +135,15 @@ type CheckError struct {
 	Published bool
 
 	probes  int      // how many endpoints Check probed; 0 in one built by hand
-	secrets *secrets // as in ProbeError
+	secrets *matcher // as in ProbeError
 }
 
 // Error is one line: `blocklag: 2 of 3 probes failed, verdicts published:
 // endpoint "a": HTTP status 429; endpoint "b": timed out after 2s`.
 func (e *CheckError) Error() string {
+	if e == nil {
+		return "blocklag: nil CheckError"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, ", len(e.Errors), max(e.probes, len(e.Errors)))
 	if e.Published {
@@ -165,10 +163,16 @@ func (e *CheckError) Error() string {
 }
 
 // Unwrap returns the ProbeErrors, for [errors.Is] and [errors.As].
+// A nil *ProbeError among them is left out.
 func (e *CheckError) Unwrap() []error {
-	errs := make([]error, len(e.Errors))
-	for i, pe := range e.Errors {
-		errs[i] = pe
+	if e == nil {
+		return nil
+	}
+	errs := make([]error, 0, len(e.Errors))
+	for _, pe := range e.Errors {
+		if pe != nil {
+			errs = append(errs, pe)
+		}
 	}
 	return errs
 }
@@ -189,12 +193,15 @@ type StatusError struct {
 	// ("id" 1 or null, an "error" with an integer "code" and, if any, a
 	// string "message") within the limits of any answer; nil otherwise.
 	RPC     *RPCError
-	secrets *secrets // as in ProbeError
+	secrets *matcher // as in ProbeError
 }
 
 // Error reads "HTTP status 503", then RPC's text and the RetryAfter when
 // set: `HTTP status 429: RPC error -32005: "limit exceeded", retry after 1m0s`.
 func (e *StatusError) Error() string {
+	if e == nil {
+		return "nil StatusError"
+	}
 	msg := "HTTP status " + strconv.Itoa(e.StatusCode)
 	if e.RPC != nil {
 		msg += ": " + e.RPC.Error()
@@ -207,7 +214,7 @@ func (e *StatusError) Error() string {
 
 // Unwrap returns RPC, or nil when it is not set.
 func (e *StatusError) Unwrap() error {
-	if e.RPC == nil {
+	if e == nil || e.RPC == nil {
 		return nil // not a nil *RPCError, which errors.As would find
 	}
 	return e.RPC
@@ -219,27 +226,39 @@ type RPCError struct {
 	// Message is the provider's message exactly as the ProbeError's text
 	// shows it between quotes: reduced, masked and clipped.
 	Message string
-	secrets *secrets // as in ProbeError
+	secrets *matcher // as in ProbeError
 }
 
 // Error reads `RPC error -32005: "limit exceeded"`, Message shown as
 // outside text (which changes nothing of one that a probe set).
 func (e *RPCError) Error() string {
-	return e.secrets.mask("RPC error " + strconv.Itoa(e.Code) + `: "` + reduce(e.Message) + `"`)
+	if e == nil {
+		return "nil RPCError"
+	}
+	return e.secrets.mask("RPC error " + strconv.Itoa(e.Code) + `: "` + sanitize(e.Message) + `"`)
 }
 
 // ErrorCode returns Code, as go-ethereum's rpc.Error interface asks.
-func (e *RPCError) ErrorCode() int { return e.Code }
+// A nil *RPCError has code 0.
+func (e *RPCError) ErrorCode() int {
+	if e == nil {
+		return 0
+	}
+	return e.Code
+}
 
 // ChainIDError reports that, with Config.ChainID set, a provider answered
 // eth_chainId with another chain.
 type ChainIDError struct {
 	Got, Want uint64
-	secrets   *secrets // as in ProbeError
+	secrets   *matcher // as in ProbeError
 }
 
 // Error reads "chain ID 11155111 (0xaa36a7), want 1".
 func (e *ChainIDError) Error() string {
+	if e == nil {
+		return "nil ChainIDError"
+	}
 	return e.secrets.mask(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
 }
 

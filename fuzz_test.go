@@ -67,7 +67,7 @@ func FuzzJudge(f *testing.F) {
 		f.Add([]byte(c.body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		height, err := judge(body, nil)
+		height, err := parseQuantity(body, nil)
 		want, ok := acceptedIndependently(body)
 		if err != nil {
 			msg := (&ProbeError{Endpoint: "p", Err: err}).Error()

