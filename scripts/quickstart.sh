@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Runs the README's Quick start, exactly as README.md has it, against local
-# providers whose URLs hold API keys (one that answers, one that rejects the
-# key and echoes the request's path and query, one that refuses
-# connections, one that hangs up, one that never answers), and fails if
-# anything it prints shows 8 bytes of a key in a row. scripts/leakcheck
-# runs the providers and the program. Run from anywhere; it writes nothing
-# into the tree.
+# providers whose URLs hold API keys (ones that answer, lag behind, reject
+# the key and echo the request's path and query, refuse connections, hang
+# up or never answer, and ones behind user:password@ of their own, listed
+# first and not first), and with mistyped lists. It fails if anything the
+# program prints shows 8 bytes of a key, user name or password in a row, if
+# any provider receives credentials other than its own or lacks its own, on
+# probes and reads alike, or if a mistyped list does not end the program
+# with one line that says how to write it. scripts/leakcheck runs the
+# providers and the program. Run from anywhere; it writes nothing into the
+# tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -36,5 +40,5 @@ fi
 )
 (cd scripts/leakcheck && go build -o "$tmp/leakcheck" .)
 
-echo "== the Quick start against providers whose URLs hold keys"
+echo "== the Quick start against providers whose URLs hold keys, and with mistyped lists"
 "$tmp/leakcheck" "$tmp/quickstart.bin"

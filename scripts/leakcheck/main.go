@@ -1,19 +1,26 @@
 // Command leakcheck runs a program that reads its providers from
 // ETH_RPC_URLS, as the README's Quick start does, against hostile local
 // providers whose URLs hold API keys, and fails when anything the program
-// prints shows a piece of a key.
+// prints shows a piece of a key, when a provider receives credentials other
+// than its own or lacks its own, or when a mistyped list does not end the
+// program with one line that says how to write it.
 //
 //	leakcheck PROGRAM
 //
 // The providers listen on loopback, each URL with a key in its path and
-// another in its query: one answers eth_blockNumber, one rejects the key
-// with HTTP 401 and echoes the request's path and query in its body, one
-// refuses connections, one hangs up without answering and one never
-// answers. PROGRAM runs once with all of them and once with each failing
-// one alone (so that its reads, not only its checks, meet the failure),
-// and once with a URL that blocklag refuses. Each run lasts until PROGRAM
+// another in its query: one answers eth_blockNumber, one lags behind it, one
+// rejects the key with HTTP 401 and echoes the request's path and query in
+// its body, one refuses connections, one hangs up without answering and one
+// never answers; three more answer only to the Basic credentials of their own
+// user:password@ (one of them lagging). Every provider that listens checks
+// the Authorization header of every request it gets, probes and reads alike:
+// the user:password@ providers want their own, the others none. PROGRAM runs
+// once with all of them, once with each failing one alone (so that its
+// reads, not only its checks, meet the failure), with the user:password@
+// providers first and not first, once with a URL that blocklag refuses, and
+// once with each of a set of mistyped lists. Each run lasts until PROGRAM
 // has logged a read or exited, whichever comes first. A piece is any 8
-// bytes of a key.
+// bytes of a key, user name or password.
 package main
 
 import (
@@ -21,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -31,12 +39,16 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
 // readLogged matches a line in which the Quick start logged a read, either
-// way it can end.
-var readLogged = regexp.MustCompile(`latest block|read failed`)
+// way it can end, and readServed one in which the read succeeded.
+var (
+	readLogged = regexp.MustCompile(`latest block|read failed`)
+	readServed = regexp.MustCompile(`latest block`)
+)
 
 // runTimeout bounds one run: a first Check (at most its 5 s context) and
 // one read (at most 5 s) take far less.
@@ -56,44 +68,119 @@ func main() {
 	}
 }
 
+// scenario is one run of the program: the ETH_RPC_URLS it gets and what
+// it must do with it.
+type scenario struct {
+	name string
+	urls string
+	// reader, when set, is the provider the program's read must reach:
+	// the first eligible one.
+	reader string
+	// mistyped says that the list is written wrong: the program must exit,
+	// without reading, after one line that says how to write the list.
+	mistyped bool
+}
+
+// usageLine matches the line that says how to write the list.
+var usageLine = regexp.MustCompile(`ETH_RPC_URLS='[a-z]+=https?://`)
+
 // check runs program in every scenario, copies what each run printed to
-// w, and returns an error naming each piece of a key that any run printed.
+// w, and returns an error naming each piece of a key that any run printed,
+// each credential a provider should not have received or lacked, and each
+// mistyped list that the program did not refuse as it should.
 func check(program string, w io.Writer) error {
 	ps := startProviders()
 	defer ps.close()
 	// An invalid escape in the path, which New refuses.
 	bad := "bad=" + strings.Replace(ps.urlOf("refusing"), "?", "%zz?", 1)
-	scenarios := []struct {
-		name string
-		urls string
-	}{
-		{"every provider", ps.list("healthy", "rejecting", "refusing", "hangup", "hung")},
-		{"only the one that rejects the key", ps.list("rejecting")},
-		{"only the one that refuses connections", ps.list("refusing")},
-		{"only the one that hangs up", ps.list("hangup")},
-		{"only the one that never answers", ps.list("hung")},
-		{"a URL that blocklag refuses", bad},
+	healthy, keyed := ps.urlOf("healthy"), ps.urlOf("keyed-a")
+	scenarios := []scenario{
+		{name: "every provider", urls: ps.list("healthy", "rejecting", "refusing", "hangup", "hung", "keyed-a")},
+		{name: "only the one that rejects the key", urls: ps.list("rejecting")},
+		{name: "only the one that refuses connections", urls: ps.list("refusing")},
+		{name: "only the one that hangs up", urls: ps.list("hangup")},
+		{name: "only the one that never answers", urls: ps.list("hung")},
+		// Reads go to the first eligible provider, so each order sends
+		// them somewhere else, with and without user:password@.
+		{name: "user:password@ first, answering", urls: ps.list("keyed-a", "healthy"), reader: "keyed-a"},
+		{name: "user:password@ first, lagging", urls: ps.list("keyed-behind", "healthy", "keyed-a"), reader: "healthy"},
+		{name: "user:password@ first, lagging, another next", urls: ps.list("keyed-behind", "keyed-b", "healthy"), reader: "keyed-b"},
+		{name: "user:password@ after one without", urls: ps.list("behind", "keyed-a", "keyed-b"), reader: "keyed-a"},
+		{name: "user:password@ last", urls: ps.list("healthy", "behind", "keyed-b"), reader: "healthy"},
+		{name: "a URL that blocklag refuses", urls: bad},
+		{name: "no list", urls: "", mistyped: true},
+		{name: "URLs without names", urls: healthy + " " + keyed, mistyped: true},
+		{name: "a URL with user:password@ and no name", urls: keyed, mistyped: true},
+		{name: "commas between entries", urls: "a=" + healthy + ",b=" + keyed, mistyped: true},
+		{name: "commas and spaces between entries", urls: "a=" + healthy + ", b=" + keyed, mistyped: true},
+		{name: "a name holding '/'", urls: "mainnet/a=" + healthy, mistyped: true},
+		{name: "a name holding ':'", urls: "eth:a=" + keyed, mistyped: true},
+		{name: "a stray '='", urls: "a==" + healthy, mistyped: true},
+		{name: "a missing '='", urls: "a " + keyed, mistyped: true},
+		{name: "spaces around '='", urls: "a = " + healthy, mistyped: true},
+		{name: "a name and no URL", urls: "a= " + keyed, mistyped: true},
 	}
 
 	if err := canary(ps); err != nil {
 		return err
 	}
-	var failures []string
+	var leaked, wire, refused []string
 	for _, sc := range scenarios {
-		out, err := runOnce(program, sc.urls)
+		ps.wire.reset()
+		run, err := runOnce(program, sc.urls)
 		if err != nil {
-			return fmt.Errorf("%s: %v; it printed:\n%s", sc.name, err, out)
+			return fmt.Errorf("%s: %v; it printed:\n%s", sc.name, err, run.out)
 		}
-		fmt.Fprintf(w, "== %s: %d lines\n%s", sc.name, bytes.Count(out, []byte("\n")), out)
-		for _, leak := range leaks(out, ps.keys()) {
-			failures = append(failures, fmt.Sprintf("%s: %s", sc.name, leak))
+		fmt.Fprintf(w, "== %s: %d lines\n%s", sc.name, bytes.Count(run.out, []byte("\n")), run.out)
+		for _, leak := range leaks(run.out, ps.keys()) {
+			leaked = append(leaked, fmt.Sprintf("%s: %s", sc.name, leak))
 		}
+		wrong, reads := ps.wire.take()
+		for _, v := range wrong {
+			wire = append(wire, fmt.Sprintf("%s: %s", sc.name, v))
+		}
+		if sc.reader != "" && (reads[sc.reader] == 0 || !run.read) {
+			wire = append(wire, fmt.Sprintf("%s: no read served by %s (reads received: %v)", sc.name, sc.reader, reads))
+		}
+		if sc.mistyped {
+			if why := refusal(run); why != "" {
+				refused = append(refused, fmt.Sprintf("%s: %s", sc.name, why))
+			}
+		}
+	}
+	var failures []string
+	if len(leaked) > 0 {
+		failures = append(failures, "the program printed pieces of keys:\n"+strings.Join(leaked, "\n"))
+	}
+	if len(wire) > 0 {
+		failures = append(failures, "providers received credentials other than their own, or lacked their own:\n"+strings.Join(wire, "\n"))
+	}
+	if len(refused) > 0 {
+		failures = append(failures, "mistyped lists were not refused with one line saying how to write them:\n"+strings.Join(refused, "\n"))
 	}
 	if len(failures) > 0 {
-		return fmt.Errorf("the program printed pieces of keys:\n%s", strings.Join(failures, "\n"))
+		return errors.New(strings.Join(failures, "\n"))
 	}
-	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed")
+	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed; every provider received its own credentials and no other's; every mistyped list refused in one line")
 	return nil
+}
+
+// refusal says what is wrong with a run given a mistyped list, or "" when
+// the program exited with an error status, read nothing, and printed one
+// line that says how to write the list.
+func refusal(run result) string {
+	lines := strings.Split(strings.TrimSuffix(string(run.out), "\n"), "\n")
+	switch {
+	case run.read:
+		return "it read, as if the list were right"
+	case run.exitCode == 0:
+		return "it exited with status 0"
+	case len(lines) != 1:
+		return fmt.Sprintf("it printed %d lines, want 1", len(lines))
+	case !usageLine.MatchString(lines[0]):
+		return "its line does not show how to write the list (ETH_RPC_URLS='a=https://… b=https://…')"
+	}
+	return ""
 }
 
 // canary makes sure the providers are hostile enough for the check to mean
@@ -111,11 +198,18 @@ func canary(ps *providers) error {
 	return nil
 }
 
+// result is what one run of the program did.
+type result struct {
+	out      []byte // standard output and standard error together
+	read     bool   // it logged a read that succeeded
+	exitCode int    // its exit status if it exited by itself, else -1
+}
+
 // runOnce runs program with ETH_RPC_URLS set to urls until it logs a read
 // or exits, and returns all it printed on standard output and standard
 // error together. A program that exits before logging a read must have
 // printed something: a refused configuration is reported, not silent.
-func runOnce(program, urls string) ([]byte, error) {
+func runOnce(program, urls string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, program)
@@ -123,7 +217,7 @@ func runOnce(program, urls string) ([]byte, error) {
 	r, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	exited := make(chan error, 1)
 	go func() {
@@ -133,6 +227,7 @@ func runOnce(program, urls string) ([]byte, error) {
 	}()
 
 	var out bytes.Buffer
+	res := result{exitCode: -1}
 	sawRead := false
 	lines := bufio.NewReader(r)
 	for {
@@ -140,22 +235,29 @@ func runOnce(program, urls string) ([]byte, error) {
 		out.Write(line)
 		if readLogged.Match(line) {
 			sawRead = true
+			res.read = readServed.Match(line)
 			break
 		}
 		if err != nil {
 			break // the program exited, or was killed at runTimeout
 		}
 	}
-	cmd.Process.Kill()
-	io.Copy(&out, lines) // whatever it wrote before the kill
+	if sawRead {
+		cmd.Process.Kill()
+	}
+	io.Copy(&out, lines) // whatever it wrote before it ended
 	<-exited
+	if !sawRead && ctx.Err() == nil {
+		res.exitCode = cmd.ProcessState.ExitCode()
+	}
+	res.out = out.Bytes()
 	switch {
 	case ctx.Err() != nil:
-		return out.Bytes(), fmt.Errorf("no read logged within %v", runTimeout)
+		return res, fmt.Errorf("no read logged within %v", runTimeout)
 	case !sawRead && out.Len() == 0:
-		return out.Bytes(), errors.New("it exited without printing anything")
+		return res, errors.New("it exited without printing anything")
 	}
-	return out.Bytes(), nil
+	return res, nil
 }
 
 // leaks returns, for each key, the first line of out that shows a piece of
@@ -182,6 +284,7 @@ type providers struct {
 	urls    map[string]string
 	keyList []string
 	closers []func()
+	wire    *wire
 }
 
 func (ps *providers) urlOf(name string) string { return ps.urls[name] }
@@ -202,30 +305,115 @@ func (ps *providers) close() {
 	}
 }
 
-// startProviders starts the five providers and gives each a URL with a
-// path key shaped like a hosted provider's and a query key of its own.
+// wire records, for every request a provider receives, whether it carried
+// that provider's own credentials and no other's, and counts the reads
+// (requests that are not blocklag's probes) each provider received.
+type wire struct {
+	mu    sync.Mutex
+	own   map[string]string // provider name: the Authorization it must get ("" none)
+	whose map[string]string // an Authorization value: the provider it belongs to
+	wrong []string
+	reads map[string]int
+}
+
+// receive records one request that provider name received.
+func (wi *wire) receive(name string, h http.Header) {
+	wi.mu.Lock()
+	defer wi.mu.Unlock()
+	if !strings.HasPrefix(h.Get("User-Agent"), "failnext-blocklag") {
+		wi.reads[name]++
+	}
+	got, want := h.Values("Authorization"), wi.own[name]
+	switch {
+	case len(got) == 0 && want == "":
+	case len(got) == 1 && got[0] == want:
+	case len(got) == 0:
+		wi.wrong = append(wi.wrong, name+" received no credentials, not its own")
+	case len(got) == 1 && wi.whose[got[0]] != "":
+		wi.wrong = append(wi.wrong, fmt.Sprintf("%s received the credentials of %s", name, wi.whose[got[0]]))
+	default:
+		wi.wrong = append(wi.wrong, fmt.Sprintf("%s received %d Authorization headers that are not its own", name, len(got)))
+	}
+}
+
+func (wi *wire) reset() {
+	wi.mu.Lock()
+	defer wi.mu.Unlock()
+	wi.wrong, wi.reads = nil, map[string]int{}
+}
+
+// take returns what was recorded since the last reset: each wrong
+// credential, once per provider and kind, and the reads per provider.
+func (wi *wire) take() ([]string, map[string]int) {
+	wi.mu.Lock()
+	defer wi.mu.Unlock()
+	var wrong []string
+	seen := map[string]bool{}
+	for _, w := range wi.wrong {
+		if !seen[w] {
+			seen[w] = true
+			wrong = append(wrong, w)
+		}
+	}
+	return wrong, wi.reads
+}
+
+// startProviders starts the providers and gives each a URL with a path
+// key shaped like a hosted provider's and a query key of its own; those
+// named keyed-… also get a user name and password of their own.
 func startProviders() *providers {
-	ps := &providers{urls: map[string]string{}}
+	wi := &wire{own: map[string]string{}, whose: map[string]string{}, reads: map[string]int{}}
+	ps := &providers{urls: map[string]string{}, wire: wi}
 	add := func(name, base, pathPrefix string) {
 		pathKey, queryKey := newKey(32), newKey(40)
+		if strings.HasPrefix(name, "keyed-") {
+			user, password := newKey(12), newKey(24)
+			ps.keyList = append(ps.keyList, user, password)
+			auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+			wi.own[name], wi.whose[auth] = auth, name
+			base = strings.Replace(base, "://", "://"+user+":"+password+"@", 1)
+		}
 		ps.urls[name] = base + pathPrefix + pathKey + "?apikey=" + queryKey
 		ps.keyList = append(ps.keyList, pathKey, queryKey)
 	}
+	// serve starts an HTTP provider that records what each request carried
+	// before handle answers it.
+	serve := func(name, pathPrefix string, handle http.HandlerFunc) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			wi.receive(name, r.Header)
+			handle(w, r)
+		}))
+		ps.closers = append(ps.closers, srv.Close)
+		add(name, srv.URL, pathPrefix)
+	}
+	answer := func(height string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"`+height+`"}`)
+		}
+	}
+	// A user:password@ provider answers only to its own credentials, as a
+	// hosted one does; wire has recorded anything else.
+	keyedAnswer := func(name, height string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != wi.own[name] {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			answer(height)(w, r)
+		}
+	}
 
-	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x12"}`)
-	}))
-	ps.closers = append(ps.closers, healthy.Close)
-	add("healthy", healthy.URL, "/v3/")
-
-	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve("healthy", "/v3/", answer("0x12"))
+	serve("behind", "/v3/", answer("0xa"))
+	serve("keyed-a", "/v3/", keyedAnswer("keyed-a", "0x12"))
+	serve("keyed-b", "/rpc/", keyedAnswer("keyed-b", "0x12"))
+	serve("keyed-behind", "/v1/", keyedAnswer("keyed-behind", "0xa"))
+	serve("rejecting", "/v2/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"invalid key in %s"}}`, r.URL.RequestURI())
-	}))
-	ps.closers = append(ps.closers, rejecting.Close)
-	add("rejecting", rejecting.URL, "/v2/")
+	})
 
 	// A port that was just released: nothing listens there.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -237,14 +425,19 @@ func startProviders() *providers {
 	add("refusing", refusing, "/eth/")
 
 	add("hangup", listen(ps, func(c net.Conn) {
-		bufio.NewReader(c).ReadString('\n') // the request line, then hang up
+		if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			wi.receive("hangup", req.Header) // then hang up
+		}
 		c.Close()
 	}), "/")
 
 	stop := make(chan struct{})
 	ps.closers = append(ps.closers, func() { close(stop) })
 	add("hung", listen(ps, func(c net.Conn) {
-		<-stop // accept, then say nothing until the check ends
+		if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			wi.receive("hung", req.Header)
+		}
+		<-stop // then say nothing until the check ends
 		c.Close()
 	}), "/rpc/")
 	return ps

@@ -4,57 +4,125 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
-// With LEAKCHECK_FAKE set, the test binary plays the program under check:
-// it sends one POST to every URL in ETH_RPC_URLS and logs each failure as
-// the variable says, the raw error's text ("raw") or its own words
-// ("words"), then logs that it read.
+// With LEAKCHECK_FAKE set, the test binary plays the program under check.
+// It refuses a list written wrong, as the Quick start does, with a line
+// that says how to write it ("words", "shared") or that shows the list
+// ("raw"). Otherwise it sends one POST to every URL in ETH_RPC_URLS, then
+// logs each outcome: a failure as the raw error's text ("raw") or in its
+// own words ("words", "shared"). Its requests carry each URL's own
+// user:password@, as http.Client sets it, except with "shared", which
+// sends the first URL's to every provider.
 func TestMain(m *testing.M) {
-	switch os.Getenv("LEAKCHECK_FAKE") {
-	case "":
+	mode := os.Getenv("LEAKCHECK_FAKE")
+	if mode == "" {
 		os.Exit(m.Run())
-	case "raw":
-		fake(func(err error) string { return err.Error() })
-	case "words":
-		fake(func(error) string { return "no answer" })
 	}
+	fake(mode)
 	os.Exit(0)
 }
 
-func fake(show func(error) string) {
-	client := &http.Client{Timeout: 2 * time.Second} // one provider never answers
-	for _, field := range strings.Fields(os.Getenv("ETH_RPC_URLS")) {
-		_, url, _ := strings.Cut(field, "=")
-		resp, err := client.Post(url, "application/json", strings.NewReader("{}"))
-		if err != nil {
-			fmt.Println("read failed:", show(err))
-			continue
+func fake(mode string) {
+	list := os.Getenv("ETH_RPC_URLS")
+	fields := strings.Fields(list)
+	var urls []string
+	for _, field := range fields {
+		id, u, _ := strings.Cut(field, "=")
+		if id == "" || strings.ContainsAny(id, "/:?@,") || !strings.HasPrefix(u, "http") || strings.Contains(u, ",") {
+			fields = nil
+			break
 		}
-		resp.Body.Close()
-		fmt.Println("latest block: 18")
+		urls = append(urls, u)
 	}
+	if len(fields) == 0 {
+		if mode == "raw" {
+			fmt.Println("cannot read the list", list)
+		} else {
+			fmt.Println("write ETH_RPC_URLS='a=https://… b=https://…'")
+		}
+		os.Exit(1)
+	}
+	client := &http.Client{Timeout: 2 * time.Second} // one provider never answers
+	var shared *url.Userinfo
+	if u, err := url.Parse(urls[0]); err == nil {
+		shared = u.User
+	}
+	var lines []string
+	for _, raw := range urls {
+		req, err := http.NewRequest(http.MethodPost, raw, strings.NewReader("{}"))
+		if err == nil && mode == "shared" {
+			req.URL.User = nil
+			if shared != nil {
+				password, _ := shared.Password()
+				req.SetBasicAuth(shared.Username(), password)
+			}
+		}
+		var resp *http.Response
+		if err == nil {
+			resp, err = client.Do(req)
+		}
+		switch {
+		case err != nil && mode == "raw":
+			lines = append(lines, "read failed: "+err.Error())
+		case err != nil:
+			lines = append(lines, "read failed: no answer")
+		case resp.StatusCode != http.StatusOK:
+			resp.Body.Close()
+			lines = append(lines, fmt.Sprintf("read failed: HTTP status %d", resp.StatusCode))
+		default:
+			resp.Body.Close()
+			lines = append(lines, "latest block: 18")
+		}
+	}
+	fmt.Println(strings.Join(lines, "\n"))
 }
 
-func TestCheckFailsAProgramThatLogsARawRequestError(t *testing.T) {
+func TestCheckFailsAProgramThatLeaksOrMisroutesCredentials(t *testing.T) {
 	tests := []struct {
-		name     string
-		fake     string
-		wantLeak bool
+		name string
+		fake string
+		want string // in check's error; "" for none
 	}{
-		{"a program that logs the raw error fails", "raw", true},
-		{"a program that logs its own words passes", "words", false},
+		{"a program that logs the raw error and the list fails", "raw", "pieces of keys"},
+		{"a program that sends one provider's credentials to all fails", "shared", "credentials other than their own"},
+		{"a program that logs its own words and sends each its own passes", "words", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("LEAKCHECK_FAKE", tt.fake)
 			err := check(os.Args[0], io.Discard)
-			if got := err != nil && strings.Contains(err.Error(), "pieces of keys"); got != tt.wantLeak {
-				t.Errorf("check = %v, want a leak reported: %v", err, tt.wantLeak)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("check = %v, want an error holding %q (none if empty)", err, tt.want)
+			}
+		})
+	}
+}
+
+// A mistyped list passes only when the program exits with an error status,
+// without reading, after one line that shows how to write the list.
+func TestRefusal(t *testing.T) {
+	const usage = "2026/01/01 00:00:00 write ETH_RPC_URLS='a=https://… b=https://…'\n"
+	tests := []struct {
+		name string
+		run  result
+		ok   bool
+	}{
+		{"one line showing how, status 1", result{out: []byte(usage), exitCode: 1}, true},
+		{"status 0", result{out: []byte(usage), exitCode: 0}, false},
+		{"a read", result{out: []byte("latest block: 18\n"), read: true, exitCode: -1}, false},
+		{"two lines", result{out: []byte(usage + usage), exitCode: 1}, false},
+		{"a line that does not show how", result{out: []byte("blocklag: endpoint 0: URL has no scheme\n"), exitCode: 1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if why := refusal(tt.run); (why == "") != tt.ok {
+				t.Errorf("refusal = %q, want it to pass: %v", why, tt.ok)
 			}
 		})
 	}
