@@ -30,6 +30,8 @@ var (
 		"Block height the provider reported in the latest published check.")
 	providerLagDesc = providerDesc("blocklag_provider_lag_blocks",
 		"Blocks the provider was behind the reference height in the latest published check.")
+	providerAheadDesc = providerDesc("blocklag_provider_ahead_blocks",
+		"Blocks the provider was above the reference height in the latest published check.")
 	providerAdvancedDesc = providerDesc("blocklag_provider_advanced_timestamp_seconds",
 		"Unix time when the provider last advanced, per EndpointStatus.Advanced.")
 	providerDurationDesc = providerDesc("blocklag_provider_last_probe_duration_seconds",
@@ -57,7 +59,7 @@ var (
 
 var allDescs = []*prometheus.Desc{
 	providerEligibleDesc, providerUpDesc, providerHeightDesc, providerLagDesc,
-	providerAdvancedDesc, providerDurationDesc, providerFailureReasonDesc,
+	providerAheadDesc, providerAdvancedDesc, providerDurationDesc, providerFailureReasonDesc,
 	referenceHeightDesc, checkedDesc, advancedDesc, maxLagDesc,
 	checksDesc, checksPublishedDesc, providerFailuresDesc,
 }
@@ -129,12 +131,12 @@ func reasonsOf(ss blocklag.Stats) []blocklag.Reason {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// collectStatus sends the gauges that apply to st. They follow the
-// presence rules of Status's JSON form: up, the probe duration, the failure
-// reasons, the reference and checked wait for the first published check;
-// height and lag only for a provider that answered in it; a timestamp only
-// once it is set. The failure reasons are a state set: every reason, 1 for
-// the one the provider failed with and 0 for the others.
+// collectStatus sends the gauges that apply to st. A gauge is there when
+// its member is in Status's JSON form ([blocklag.Status.MarshalJSON] and
+// [blocklag.EndpointStatus.MarshalJSON] say when), with two differences:
+// ahead comes with the lag even when 0, and up and the failure reasons
+// come with the latency. The failure reasons are a state set: every
+// reason, 1 for the one the provider failed with and 0 for the others.
 func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []blocklag.Reason) {
 	published := !st.Checked.IsZero()
 	for _, e := range st.Endpoints {
@@ -147,12 +149,10 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []bl
 		if published && e.Err == nil {
 			send(ch, providerHeightDesc, float64(e.Height), id)
 			send(ch, providerLagDesc, float64(e.Lag), id)
+			send(ch, providerAheadDesc, float64(e.Ahead), id)
 		}
 		if published {
-			var failedWith blocklag.Reason
-			if e.Err != nil {
-				failedWith = (&blocklag.ProbeError{Err: e.Err}).Reason()
-			}
+			failedWith := e.Reason()
 			for _, r := range reasons {
 				send(ch, providerFailureReasonDesc, flag(r == failedWith), id, string(r))
 			}

@@ -150,8 +150,8 @@ func assertLint(t *testing.T, c prometheus.Collector) {
 // What is exported follows the same presence rules as Status's JSON form:
 // eligibility and MaxLag always, even when MaxLag is 0; up, each probe's
 // duration, the reference height and the checked time once a check has
-// published, the reference even when it is 0; height and lag only for a
-// provider that answered, even when they are 0, and a reason only for one
+// published, the reference even when it is 0; height, lag and ahead only
+// for a provider that answered, even when they are 0, and a reason only for one
 // that did not; each advanced time only when it is set. A Status without
 // endpoints, which only a Monitor that New did not make has, exports
 // nothing at all, counters included.
@@ -195,6 +195,9 @@ blocklag_checked_timestamp_seconds 1.70000000025e+09
 # HELP blocklag_max_lag_blocks Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.
 # TYPE blocklag_max_lag_blocks gauge
 blocklag_max_lag_blocks 0
+# HELP blocklag_provider_ahead_blocks Blocks the provider was above the reference height in the latest published check.
+# TYPE blocklag_provider_ahead_blocks gauge
+blocklag_provider_ahead_blocks{provider="genesis"} 0
 # HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
 # TYPE blocklag_provider_eligible gauge
 blocklag_provider_eligible{provider="down"} 0
@@ -219,10 +222,11 @@ blocklag_reference_height 0
 `,
 		},
 		{
-			name: "a failed provider keeps its advanced time but shows no height or lag",
+			name: "a failed provider keeps its advanced time but shows no height, lag or ahead",
 			status: blocklag.Status{Checked: checked, Reference: 110, MaxLag: 5, Advanced: advanced, Endpoints: []blocklag.EndpointStatus{
 				{ID: "front", Eligible: true, Height: 110, Advanced: advanced, Latency: 1500 * time.Microsecond},
 				{ID: "behind", Height: 100, Lag: 10, Latency: 30 * time.Millisecond},
+				{ID: "above", Height: 130, Ahead: 20, Latency: 2 * time.Millisecond},
 				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 429}), Advanced: advanced.Add(-time.Minute)},
 			}},
 			want: `# HELP blocklag_advanced_timestamp_seconds Unix time when the front last moved, per Status.Advanced.
@@ -238,26 +242,36 @@ blocklag_max_lag_blocks 5
 # TYPE blocklag_provider_advanced_timestamp_seconds gauge
 blocklag_provider_advanced_timestamp_seconds{provider="down"} 1.6999999305e+09
 blocklag_provider_advanced_timestamp_seconds{provider="front"} 1.6999999905e+09
+# HELP blocklag_provider_ahead_blocks Blocks the provider was above the reference height in the latest published check.
+# TYPE blocklag_provider_ahead_blocks gauge
+blocklag_provider_ahead_blocks{provider="above"} 20
+blocklag_provider_ahead_blocks{provider="behind"} 0
+blocklag_provider_ahead_blocks{provider="front"} 0
 # HELP blocklag_provider_eligible Whether the provider is eligible (1) or not (0), as Monitor.Eligible answers.
 # TYPE blocklag_provider_eligible gauge
+blocklag_provider_eligible{provider="above"} 0
 blocklag_provider_eligible{provider="behind"} 0
 blocklag_provider_eligible{provider="down"} 0
 blocklag_provider_eligible{provider="front"} 1
 # HELP blocklag_provider_height Block height the provider reported in the latest published check.
 # TYPE blocklag_provider_height gauge
+blocklag_provider_height{provider="above"} 130
 blocklag_provider_height{provider="behind"} 100
 blocklag_provider_height{provider="front"} 110
 # HELP blocklag_provider_lag_blocks Blocks the provider was behind the reference height in the latest published check.
 # TYPE blocklag_provider_lag_blocks gauge
+blocklag_provider_lag_blocks{provider="above"} 0
 blocklag_provider_lag_blocks{provider="behind"} 10
 blocklag_provider_lag_blocks{provider="front"} 0
 # HELP blocklag_provider_last_probe_duration_seconds How long the provider's probe took in the latest published check, a last value rather than a distribution.
 # TYPE blocklag_provider_last_probe_duration_seconds gauge
+blocklag_provider_last_probe_duration_seconds{provider="above"} 0.002
 blocklag_provider_last_probe_duration_seconds{provider="behind"} 0.03
 blocklag_provider_last_probe_duration_seconds{provider="down"} 0
 blocklag_provider_last_probe_duration_seconds{provider="front"} 0.0015
 # HELP blocklag_provider_up Whether the provider's probe succeeded (1) or failed (0) in the latest published check.
 # TYPE blocklag_provider_up gauge
+blocklag_provider_up{provider="above"} 1
 blocklag_provider_up{provider="behind"} 1
 blocklag_provider_up{provider="down"} 0
 blocklag_provider_up{provider="front"} 1
@@ -309,6 +323,7 @@ var gaugeNames = []string{
 	"blocklag_provider_up",
 	"blocklag_provider_height",
 	"blocklag_provider_lag_blocks",
+	"blocklag_provider_ahead_blocks",
 	"blocklag_provider_advanced_timestamp_seconds",
 	"blocklag_provider_last_probe_duration_seconds",
 	"blocklag_reference_height",

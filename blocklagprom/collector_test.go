@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
@@ -61,16 +62,18 @@ func gather(t *testing.T, g prometheus.Gatherer, kind dto.MetricType) map[string
 // whose meaning blocklag owns.
 func TestCollectorExportsTheStatusInForce(t *testing.T) {
 	published := map[string]float64{
-		`blocklag_provider_eligible{provider="a"}`:   0,
-		`blocklag_provider_eligible{provider="b"}`:   1,
-		`blocklag_provider_up{provider="a"}`:         1,
-		`blocklag_provider_up{provider="b"}`:         1,
-		`blocklag_provider_height{provider="a"}`:     100,
-		`blocklag_provider_height{provider="b"}`:     110,
-		`blocklag_provider_lag_blocks{provider="a"}`: 10,
-		`blocklag_provider_lag_blocks{provider="b"}`: 0,
-		`blocklag_reference_height{}`:                110,
-		`blocklag_max_lag_blocks{}`:                  3,
+		`blocklag_provider_eligible{provider="a"}`:     0,
+		`blocklag_provider_eligible{provider="b"}`:     1,
+		`blocklag_provider_up{provider="a"}`:           1,
+		`blocklag_provider_up{provider="b"}`:           1,
+		`blocklag_provider_height{provider="a"}`:       100,
+		`blocklag_provider_height{provider="b"}`:       110,
+		`blocklag_provider_lag_blocks{provider="a"}`:   10,
+		`blocklag_provider_ahead_blocks{provider="a"}`: 0,
+		`blocklag_provider_lag_blocks{provider="b"}`:   0,
+		`blocklag_provider_ahead_blocks{provider="b"}`: 0,
+		`blocklag_reference_height{}`:                  110,
+		`blocklag_max_lag_blocks{}`:                    3,
 	}
 	tests := []struct {
 		name   string
@@ -84,24 +87,26 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 		}},
 		{"a published check exports every provider's verdict, height and lag", [][]answer{{behind, healthy}}, published},
 		{"a failed probe is exported down and ineligible without height or lag", [][]answer{{unavailable, healthy}}, map[string]float64{
-			`blocklag_provider_eligible{provider="a"}`:   0,
-			`blocklag_provider_eligible{provider="b"}`:   1,
-			`blocklag_provider_up{provider="a"}`:         0,
-			`blocklag_provider_up{provider="b"}`:         1,
-			`blocklag_provider_height{provider="b"}`:     110,
-			`blocklag_provider_lag_blocks{provider="b"}`: 0,
-			`blocklag_reference_height{}`:                110,
-			`blocklag_max_lag_blocks{}`:                  3,
+			`blocklag_provider_eligible{provider="a"}`:     0,
+			`blocklag_provider_eligible{provider="b"}`:     1,
+			`blocklag_provider_up{provider="a"}`:           0,
+			`blocklag_provider_up{provider="b"}`:           1,
+			`blocklag_provider_height{provider="b"}`:       110,
+			`blocklag_provider_lag_blocks{provider="b"}`:   0,
+			`blocklag_provider_ahead_blocks{provider="b"}`: 0,
+			`blocklag_reference_height{}`:                  110,
+			`blocklag_max_lag_blocks{}`:                    3,
 		}},
 		{"a provider whose probe fails keeps the time it last advanced", [][]answer{{behind, healthy}, {unavailable, {height: 111, chain: mainnet}}}, map[string]float64{
-			`blocklag_provider_eligible{provider="a"}`:   0,
-			`blocklag_provider_eligible{provider="b"}`:   1,
-			`blocklag_provider_up{provider="a"}`:         0,
-			`blocklag_provider_up{provider="b"}`:         1,
-			`blocklag_provider_height{provider="b"}`:     111,
-			`blocklag_provider_lag_blocks{provider="b"}`: 0,
-			`blocklag_reference_height{}`:                111,
-			`blocklag_max_lag_blocks{}`:                  3,
+			`blocklag_provider_eligible{provider="a"}`:     0,
+			`blocklag_provider_eligible{provider="b"}`:     1,
+			`blocklag_provider_up{provider="a"}`:           0,
+			`blocklag_provider_up{provider="b"}`:           1,
+			`blocklag_provider_height{provider="b"}`:       111,
+			`blocklag_provider_lag_blocks{provider="b"}`:   0,
+			`blocklag_provider_ahead_blocks{provider="b"}`: 0,
+			`blocklag_reference_height{}`:                  111,
+			`blocklag_max_lag_blocks{}`:                    3,
 		}},
 		{"a check in which every probe fails leaves the exported gauges as they were", [][]answer{{behind, healthy}, {unavailable, unavailable}}, published},
 	}
@@ -305,5 +310,38 @@ func TestAnAllFailingCheckClimbsTheCountersAndKeepsTheGauges(t *testing.T) {
 				t.Errorf("counters\n%v\nwant\n%v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A provider that MaxAhead leaves out is exported ineligible with how far
+// above the reference it answered, and no lag; the others answer ahead by
+// 0, and a provider whose probe failed has no ahead at all.
+func TestCollectorExportsHowFarAProviderIsAhead(t *testing.T) {
+	nodes := make([]*node, 4)
+	endpoints := make([]failnext.Endpoint, len(nodes))
+	for i := range nodes {
+		nodes[i] = newNode(t)
+		endpoints[i] = failnext.Endpoint{ID: failnext.EndpointID(rune('a' + i)), URL: nodes[i].URL}
+	}
+	m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, MaxAhead: 5, Quorum: 2, ChainID: mainnet, ProbeTimeout: probeTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWith(t, m, nodes, []answer{{height: 1000, chain: mainnet}, healthy, healthy, unavailable})
+	g := gauges(t, registry(blocklagprom.NewCollector(m)))
+	for series, want := range map[string]float64{
+		`blocklag_provider_eligible{provider="a"}`:     0,
+		`blocklag_provider_ahead_blocks{provider="a"}`: 890,
+		`blocklag_provider_lag_blocks{provider="a"}`:   0,
+		`blocklag_provider_ahead_blocks{provider="b"}`: 0,
+		`blocklag_provider_ahead_blocks{provider="c"}`: 0,
+		`blocklag_reference_height{}`:                  110,
+	} {
+		if got, ok := g[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
+	if got, ok := g[`blocklag_provider_ahead_blocks{provider="d"}`]; ok {
+		t.Errorf("a failed provider is exported %v blocks ahead, want no series", got)
 	}
 }

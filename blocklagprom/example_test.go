@@ -86,6 +86,8 @@ func ExampleNewCollector() {
 	// blocklag_checks_published_total 1
 	// blocklag_checks_total 1
 	// blocklag_max_lag_blocks 3
+	// blocklag_provider_ahead_blocks{provider="backup"} 0
+	// blocklag_provider_ahead_blocks{provider="primary"} 0
 	// blocklag_provider_eligible{provider="backup"} 1
 	// blocklag_provider_eligible{provider="primary"} 0
 	// blocklag_provider_height{provider="backup"} 110

@@ -75,6 +75,8 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		`blocklag_checks_total{chain="sepolia"} 2`,
 		`blocklag_max_lag_blocks{chain="mainnet"} 3`,
 		`blocklag_max_lag_blocks{chain="sepolia"} 3`,
+		`blocklag_provider_ahead_blocks{chain="mainnet",provider="a"} 0`,
+		`blocklag_provider_ahead_blocks{chain="mainnet",provider="b"} 0`,
 		`blocklag_provider_eligible{chain="mainnet",provider="a"} 1`,
 		`blocklag_provider_eligible{chain="mainnet",provider="b"} 0`,
 		`blocklag_provider_eligible{chain="mainnet",provider="c"} 0`,
