@@ -130,7 +130,7 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		`pending BlocklagFewEligible{chain="mainnet",severity="warning"}`,
 		`pending BlocklagNeverPublished{chain="sepolia",severity="critical"}`,
 		`pending BlocklagProviderIneligible{chain="mainnet",provider="b",severity="warning"}`,
-		`pending BlocklagProviderIneligible{chain="mainnet",provider="c",reason="unauthorized",severity="warning"}`,
+		`pending BlocklagProviderIneligible{chain="mainnet",provider="c",severity="warning"}`,
 		`pending BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="critical"}`,
 		`pending BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="critical"}`,
 		`pending BlocklagProviderRateLimited{chain="sepolia",provider="b",reason="rate_limited",severity="warning"}`,
