@@ -65,7 +65,8 @@ type endpoint struct {
 	url string
 }
 
-// validate checks cfg as New's doc says and returns the endpoints.
+// validate checks cfg and returns its endpoints, or an error that names
+// the endpoint and the rule it breaks.
 func (cfg *Config) validate() ([]endpoint, error) {
 	switch {
 	case len(cfg.Endpoints) == 0:
