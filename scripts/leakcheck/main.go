@@ -9,18 +9,19 @@
 //
 // The providers listen on loopback, each URL with a key in its path and
 // another in its query: one answers eth_blockNumber, one lags behind it, one
-// rejects the key with HTTP 401 and echoes the request's path and query in
-// its body, one refuses connections, one hangs up without answering and one
-// never answers; three more answer only to the Basic credentials of their own
-// user:password@ (one of them lagging). Every provider that listens checks
-// the Authorization header of every request it gets, probes and reads alike:
-// the user:password@ providers want their own, the others none. PROGRAM runs
-// once with all of them, once with each failing one alone (so that its
-// reads, not only its checks, meet the failure), with the user:password@
-// providers first and not first, once with a URL that blocklag refuses, and
-// once with each of a set of mistyped lists. Each run lasts until PROGRAM
-// has logged a read or exited, whichever comes first. A piece is any 8
-// bytes of a key, user name or password.
+// is far ahead of it, one rejects the key with HTTP 401 and echoes the
+// request's path and query in its body, one refuses connections, one hangs
+// up without answering and one never answers; three more answer only to the
+// Basic credentials of their own user:password@ (one of them lagging). Every
+// provider that listens checks the Authorization header of every request it
+// gets, probes and reads alike: the user:password@ providers want their own,
+// the others none. PROGRAM runs once with all of them, once with each
+// failing one alone (so that its reads, not only its checks, meet the
+// failure), in several orders that send its reads to a provider with
+// user:password@ and to one without, first and not first, once with a URL
+// that blocklag refuses, and once with each of a set of mistyped lists. Each
+// run lasts until PROGRAM has logged a read or exited, whichever comes
+// first. A piece is any 8 bytes of a key, user name or password.
 package main
 
 import (
@@ -107,6 +108,9 @@ func check(program string, w io.Writer) error {
 		{name: "user:password@ first, lagging, another next", urls: ps.list("keyed-behind", "keyed-b", "healthy"), reader: "keyed-b"},
 		{name: "user:password@ after one without", urls: ps.list("behind", "keyed-a", "keyed-b"), reader: "keyed-a"},
 		{name: "user:password@ last", urls: ps.list("healthy", "behind", "keyed-b"), reader: "healthy"},
+		// With three providers the Quick start sets Quorum and MaxAhead, so
+		// one far ahead of the others, though first, is not read.
+		{name: "one far ahead, first", urls: ps.list("ahead", "keyed-a", "healthy"), reader: "keyed-a"},
 		{name: "a URL that blocklag refuses", urls: bad},
 		{name: "no list", urls: "", mistyped: true},
 		{name: "URLs without names", urls: healthy + " " + keyed, mistyped: true},
@@ -406,6 +410,7 @@ func startProviders() *providers {
 
 	serve("healthy", "/v3/", answer("0x12"))
 	serve("behind", "/v3/", answer("0xa"))
+	serve("ahead", "/v3/", answer("0x3fa"))
 	serve("keyed-a", "/v3/", keyedAnswer("keyed-a", "0x12"))
 	serve("keyed-b", "/rpc/", keyedAnswer("keyed-b", "0x12"))
 	serve("keyed-behind", "/v1/", keyedAnswer("keyed-behind", "0xa"))

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -111,6 +112,7 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 	}
 	transport, err := failnext.New(failnext.Config{
 		Endpoints: endpoints,
+		Base:      ownCredentials{},
 		Eligible:  monitor.Eligible,
 		OnEvent:   onEvent,
 	})
@@ -118,8 +120,15 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 		return err // not reached: blocklag.New refuses every endpoint list that failnext refuses
 	}
 	// failnext sends each request to the URL of the endpoint it picks, so
-	// the URL given here only has to be one that go-ethereum accepts.
-	rpcClient, err := rpc.DialOptions(ctx, endpoints[0].URL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
+	// the URL given here only has to be one that go-ethereum accepts. It
+	// holds no user:password@, from which http.Client would set credentials
+	// that failnext then carries to every provider.
+	dialURL, err := url.Parse(endpoints[0].URL)
+	if err != nil {
+		return errors.New("the first endpoint's URL does not parse") // not reached: blocklag.New parsed it; url's error would quote it
+	}
+	dialURL.User = nil
+	rpcClient, err := rpc.DialOptions(ctx, dialURL.String(), rpc.WithHTTPClient(&http.Client{Transport: transport}))
 	if err != nil {
 		return err // not reached: over HTTP, dialling only builds the client
 	}
@@ -151,6 +160,23 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 			read(ctx, client)
 		}
 	}
+}
+
+// ownCredentials is the failnext transport's Base. failnext keeps a
+// request's headers when it moves to another provider and does not rewrite
+// credentials, so each attempt drops any Authorization it was handed and
+// sends Basic credentials from its own URL's user:password@, if it has one:
+// every provider gets its own and no other's.
+type ownCredentials struct{}
+
+func (ownCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper leaves the request it is given as it was
+	req.Header.Del("Authorization")
+	if u := req.URL.User; u != nil {
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
+	return http.DefaultTransport.RoundTrip(req)
 }
 
 // check runs one Check and logs its error, the verdicts in force, and a
