@@ -111,9 +111,9 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 //     ineligible, and a *CheckError holds theirs;
 //   - none failed: the verdicts are published, and Check returns nil.
 //
-// A *CheckError holding a timed-out probe matches context.DeadlineExceeded
-// too: look for it with [errors.As] first. Checks run one at a time; one
-// waiting for its turn returns ctx's error as soon as ctx is done.
+// A *CheckError with a timed-out probe matches context.DeadlineExceeded
+// too: try [errors.As] first. Checks run one at a time; a waiting one
+// returns ctx's error once ctx is done.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.turn == nil {
 		return errNotNew

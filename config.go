@@ -18,44 +18,32 @@ import (
 // Config describes the providers a [Monitor] compares and the rules of
 // its verdicts. Every option is off at its zero value.
 type Config struct {
-	// Endpoints lists the providers: Ethereum HTTP JSON-RPC URLs, under
-	// unique IDs. Pass the same to [failnext.Config]. New copies the slice.
+	// Endpoints are the providers' HTTP JSON-RPC URLs under unique IDs, as
+	// given to [failnext.Config]. New copies the slice.
 	Endpoints []failnext.Endpoint
-
-	// MaxLag is how many blocks below the reference a provider may be and
-	// stay eligible; zero keeps only those at the reference.
+	// MaxLag is how many blocks below the reference an eligible provider
+	// may be; zero keeps only those at the reference.
 	MaxLag uint64
-
-	// Base sends the probes; nil means [http.DefaultTransport], and
-	// blocklag never closes or changes it. It must send each probe to its
-	// URL, end it with its context, and never go through failnext, which
-	// would measure another provider under this ID. Clone it from
-	// http.DefaultTransport, whose dial and TLS timeouts bound the dials
-	// that an [http.Transport] finishes after a probe is cancelled.
+	// Base sends the probes: nil means [http.DefaultTransport]. It must send
+	// each to its URL, end it with its context, and never go through
+	// failnext (which would measure another provider under this ID). Clone
+	// it from http.DefaultTransport, whose dial and TLS timeouts bound the
+	// dials an [http.Transport] finishes after a probe is cancelled.
 	Base http.RoundTripper
-
-	// ProbeTimeout, when positive, bounds each probe: one that runs out
-	// fails as a timeout and the others stand. Below a provider's usual
-	// latency it makes the verdict flap.
+	// ProbeTimeout bounds each probe; one that runs out fails as a timeout
+	// and the others stand. Below a provider's usual latency it flaps.
 	ProbeTimeout time.Duration
-
-	// Quorum, when above one, makes the reference the Quorum-th highest
-	// height (the lowest, when fewer probes succeeded), so that one
-	// provider far ahead cannot make the others ineligible. A provider
-	// above the reference stays eligible with lag 0, unless MaxAhead leaves
-	// it out; ChainID is what keeps out a provider on another chain. With
-	// only Quorum providers, lag goes unseen.
+	// Quorum, above one, makes the reference the Quorum-th highest height
+	// (the lowest, when fewer probes succeed), so that one provider far
+	// ahead cannot make the others ineligible; it stays eligible with lag
+	// 0 unless MaxAhead leaves it out. ChainID keeps out another chain.
 	Quorum int
-
-	// MaxAhead, when non-zero, makes a provider more than MaxAhead blocks
-	// above the reference ineligible. It needs Quorum above one: otherwise
-	// no provider is above the reference.
+	// MaxAhead makes a provider more than MaxAhead blocks above the
+	// reference ineligible; it needs Quorum above one.
 	MaxAhead uint64
-
-	// ChainID, when non-zero, is the chain every provider must serve (1 for
-	// Ethereum mainnet). A provider's height counts once it has answered
-	// eth_chainId with it, which it is asked in each Check until then; a
-	// confirmation lasts the Monitor's lifetime.
+	// ChainID is the chain every provider must serve (1: Ethereum mainnet).
+	// A provider's height counts once it has answered eth_chainId with it,
+	// as each Check asks until it does.
 	ChainID uint64
 }
 

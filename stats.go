@@ -12,19 +12,15 @@ import (
 // Status stays as it was, but the failures show here. Its JSON and slog
 // names are Status's.
 type Stats struct {
-	// Checks counts the Checks that sent probes, one to each endpoint; not
-	// those that gave up waiting for their turn.
-	Checks    uint64          `json:"checks"`
+	Checks    uint64          `json:"checks"`    // Checks that sent probes, one to each endpoint
 	Published uint64          `json:"published"` // of those, the ones that published
 	Endpoints []EndpointStats `json:"endpoints"` // in configured order
 }
 
 // EndpointStats is one endpoint's part of a Stats.
 type EndpointStats struct {
-	ID failnext.EndpointID `json:"id"`
-	// Failures counts its failed probes by [ProbeError.Reason], abandoned
-	// Checks included. It holds every Reason, from 0.
-	Failures map[Reason]uint64 `json:"failures"`
+	ID       failnext.EndpointID `json:"id"`
+	Failures map[Reason]uint64   `json:"failures"` // its failed probes by Reason, every Reason from 0
 }
 
 // Stats returns the counts so far, as a copy the caller may keep. It never

@@ -13,17 +13,14 @@ import (
 // Eligible answers from, for logs, status pages and alerts. While
 // fail-open only MaxLag and each endpoint's ID and Eligible are set.
 type Status struct {
-	Checked   time.Time // when the publishing Check finished probing: how old the verdicts are
+	Checked   time.Time // when the publishing Check finished probing
 	Reference uint64    // the height lag is measured from
 	MaxLag    uint64    // Config.MaxLag
-
-	// Advanced is when the chain last moved forward: the Checked time of
-	// the latest Check whose reference rose with a new high, at or above
-	// it, of some endpoint. A provider catching up, coming back or above a
-	// Quorum reference moves it not; one climbing while the leader fails
-	// does. It never moves back, and changes no verdict.
-	Advanced time.Time
-
+	// Advanced is the Checked time of the latest Check whose reference rose
+	// with a new high of some endpoint at or above it: not for one catching
+	// up, coming back or above a Quorum reference, but for one climbing
+	// while the leader fails. It never moves back, and changes no verdict.
+	Advanced  time.Time
 	Endpoints []EndpointStatus // in configured order
 }
 
@@ -31,17 +28,13 @@ type Status struct {
 type EndpointStatus struct {
 	ID       failnext.EndpointID
 	Eligible bool // what Eligible(ID) answers from the same snapshot
-
 	// Height is the height it reported, Lag how far below the reference
-	// and Ahead how far above it that is; all 0 unless its probe succeeded.
+	// and Ahead how far above it; all 0 unless its probe succeeded.
 	Height, Lag, Ahead uint64
-
-	Err     error         // its *ProbeError (shared: read-only), or nil when it answered
-	Latency time.Duration // how long its probe took, height and chain ID requests alike
-
-	// Advanced is the Checked time of the latest Check in which it
-	// reported a height above all it had reported before; a failure keeps
-	// it. Zero until its first height counts.
+	Err                error         // its *ProbeError (shared: read-only), or nil
+	Latency            time.Duration // how long its probe took
+	// Advanced is the Checked time of the latest Check in which it reported
+	// a height above all before; a failure keeps it.
 	Advanced time.Time
 }
 
@@ -69,17 +62,15 @@ func (m *Monitor) Status() Status {
 	return st
 }
 
-// MarshalJSON writes times in RFC 3339, durations in seconds, and these
-// members in this order:
+// MarshalJSON writes these members, in this order:
 //
 //	{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[
 //	 {"id":"a","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"},
 //	 {"id":"b","eligible":false,"latency_seconds":0.3,"reason":"http_status","error":"blocklag: endpoint \"b\": HTTP status 503"}]}
 //
-// checked, reference and latency_seconds are there once a Check has
-// published; height and lag when the probe succeeded (even at 0); reason
-// and error when it failed; advanced and ahead when not zero. So a failed
-// endpoint shows no height that could pass for block 0.
+// checked, reference and latency_seconds once a Check has published;
+// height and lag when the probe succeeded (even at 0), reason and error
+// when it failed; advanced and ahead when not zero.
 func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.json()) }
 
 // json is s's JSON form.
