@@ -144,20 +144,14 @@ func (e *CheckError) Error() string {
 	if e == nil {
 		return "blocklag: nil CheckError"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, ", len(e.Errors), max(e.probes, len(e.Errors)))
+	published := "nothing published"
 	if e.Published {
-		b.WriteString("verdicts published")
-	} else {
-		b.WriteString("nothing published")
+		published = "verdicts published"
 	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, %s", len(e.Errors), max(e.probes, len(e.Errors)), published)
 	for i, pe := range e.Errors {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(pe.line())
+		b.WriteString([]string{": ", "; "}[min(i, 1)] + pe.line())
 	}
 	return e.secrets.mask(b.String())
 }

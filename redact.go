@@ -7,27 +7,21 @@ import (
 	"strings"
 )
 
-// matcher finds every endpoint's secrets in a text, whatever spelling the
-// text gives them: it reads the text as the canonical bytes that
-// canonicalAt defines, and the secrets in that same reading, so that one
-// rule covers every serializer. Every endpoint's messages mask all
-// endpoints' secrets, since endpoints of one provider share hosts,
-// connections and Bases. New builds it, read-only afterwards; a nil
-// *matcher holds none.
-//
-// The secrets' canonical forms make up an Aho-Corasick automaton: a trie in
-// which each state also knows where to fall back when the text stops
-// matching, so that one pass over a text finds every form however many
-// endpoints there are. State 0 is the empty string, every other state a
-// non-empty prefix of some form, numbered in order of length and, within a
-// length, of the prefix, so that each state's children are consecutive.
+// matcher finds every endpoint's secrets in a text, both read as
+// canonicalAt reads them, so that one rule covers every spelling. Every
+// endpoint's messages mask all endpoints' secrets: endpoints of one
+// provider share hosts, connections and Bases. New builds it, read-only
+// afterwards; a nil *matcher holds none. It is an Aho-Corasick automaton: a
+// trie of the forms whose states also know where to fall back when a text
+// stops matching, so one pass finds every form. State 0 is the empty
+// string; states are numbered by length, then prefix, so that the children
+// of a state are consecutive and sorted by byte.
 type matcher struct {
-	via     []byte     // via[s]: the last byte of state s's prefix
-	lo      []int32    // the children of s are the states lo[s] to lo[s+1]-1, in order of via
-	fail    []int32    // fail[s]: the state of the longest proper suffix of s's prefix that is one
-	longest []int32    // longest[s]: the longest form ending s's prefix, which holds any other one ending there; or 0
-	root    [256]int32 // the children of state 0, where a text mostly steps, by byte
-	reach   int        // how far past a clip a text is read: the longest spelling of any form, each byte escaped
+	via     []byte  // via[s]: the last byte of state s's prefix
+	lo      []int32 // the children of s are the states lo[s] to lo[s+1]-1
+	fail    []int32 // fail[s]: the state of the longest proper suffix of s's prefix that is one
+	longest []int32 // longest[s]: the longest form ending s's prefix, which holds any other one ending there; or 0
+	reach   int     // how far past a clip a text is read: the longest spelling of a form, each byte escaped
 }
 
 const marker = "[redacted]" // what a masked stretch shows instead
@@ -49,12 +43,9 @@ func newMatcher(eps []endpoint) *matcher {
 		form  string
 		state int32 // that of the form's bytes added so far
 	}
-	live := make([]growing, 0, len(forms))
-	for _, f := range forms {
-		if f != "" {
-			live = append(live, growing{form: f})
-			m.reach = max(m.reach, 3*len(f))
-		}
+	live := make([]growing, len(forms)) // secretForms gives no empty form
+	for i, f := range forms {
+		live[i].form, m.reach = f, max(m.reach, 3*len(f))
 	}
 	// Add every form one byte at a time, all forms in step, so that
 	// states come out numbered by length and fail needs no queue below.
@@ -88,9 +79,6 @@ func newMatcher(eps []endpoint) *matcher {
 			m.lo[s] = m.lo[s+1]
 		}
 	}
-	for c := range m.root {
-		m.root[c] = m.child(0, byte(c))
-	}
 	// A state's fail and longest depend only on shorter states, which
 	// come first; states of one byte fail to the empty string.
 	for s := int32(1); s < int32(len(m.via)); s++ {
@@ -104,22 +92,15 @@ func newMatcher(eps []endpoint) *matcher {
 
 // child returns the child of state s by byte c, or 0 when it has none.
 func (m *matcher) child(s int32, c byte) int32 {
-	lo, end := m.lo[s], m.lo[s+1]
-	for hi := end; lo < hi; {
-		if mid := lo + (hi-lo)/2; m.via[mid] < c {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+	i, found := slices.BinarySearch(m.via[m.lo[s]:m.lo[s+1]], c)
+	if !found {
+		return 0
 	}
-	if lo < end && m.via[lo] == c {
-		return lo
-	}
-	return 0
+	return m.lo[s] + int32(i)
 }
 
 // step returns the state that state moves to on byte c: its child by c,
-// else that of its longest suffix that has one, else 0.
+// else that of its longest suffix that has one, else the empty string's, or 0.
 func (m *matcher) step(state int32, c byte) int32 {
 	for state != 0 {
 		if next := m.child(state, c); next != 0 {
@@ -127,18 +108,17 @@ func (m *matcher) step(state int32, c byte) int32 {
 		}
 		state = m.fail[state]
 	}
-	return m.root[c]
+	return m.child(0, c)
 }
 
-// canonicalAt returns the byte that text reads as at i, once percent-
-// decoded and reduced, and how many of text's bytes it takes: an escape
-// %XX, hex of either case, wherever it stands, is the byte it encodes; a
-// '+' reads as a space, as a query writes one; the rest as sanitize shows
-// it. The mask reads both texts and secrets so.
+// canonicalAt returns the byte that text reads as at i, and how many of
+// text's bytes that takes: an escape %XX, hex of either case, is the byte
+// it encodes; '+' reads as a space, as a query writes one; the rest as
+// sanitize shows it.
 func canonicalAt(text string, i int) (byte, int) {
 	c, n := text[i], 1
-	if c == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]) {
-		c, n = unhex(text[i+1])<<4|unhex(text[i+2]), 3
+	if isEscape(text, i) {
+		c, n = byte(hexValue(text[i+1])<<4|hexValue(text[i+2])), 3
 	}
 	if c == '+' {
 		return ' ', n
@@ -146,24 +126,22 @@ func canonicalAt(text string, i int) (byte, int) {
 	return shownAs(c), n
 }
 
-// canonical is the reading of text that canonicalAt gives, byte by byte.
+// isEscape reports whether text holds an escape %XX at i.
+func isEscape(text string, i int) bool {
+	return i+2 < len(text) && text[i] == '%' && hexValue(text[i+1])|hexValue(text[i+2]) >= 0
+}
+
+// hexValue returns c's value as a hex digit of either case, or -1.
+func hexValue(c byte) int { return strings.IndexByte("0123456789abcdef0123456789ABCDEF", c) % 16 }
+
+// canonical is text as canonicalAt reads it.
 func canonical(text string) string {
 	b := make([]byte, 0, len(text))
 	for i := 0; i < len(text); {
 		c, n := canonicalAt(text, i)
-		b = append(b, c)
-		i += n
+		b, i = append(b, c), i+n
 	}
 	return string(b)
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f' }
-
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
-	}
-	return c | 0x20 - 'a' + 10
 }
 
 // spans returns the stretches of text, as written, whose canonical reading
@@ -199,7 +177,7 @@ func (m *matcher) spans(text string) [][2]int {
 		// bytes back always starts a token, as no escape holds one.
 		start := f.end
 		for left := f.to - f.from; left > 0; left-- {
-			if start >= 3 && text[start-3] == '%' && isHex(text[start-2]) && isHex(text[start-1]) {
+			if start >= 3 && isEscape(text, start-3) {
 				start -= 3
 			} else {
 				start--
@@ -232,9 +210,8 @@ func markerAround(text string, i int) int {
 	return -1
 }
 
-// mask shows every stretch that spans finds as the marker: the last step of
-// every message, so that nothing written beside outside text completes a
-// secret.
+// mask shows every stretch that spans finds as the marker: the last step
+// of every message, so that nothing beside outside text completes a secret.
 func (m *matcher) mask(text string) string {
 	masked, _ := m.masked(text, len(text))
 	return masked
