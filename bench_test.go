@@ -383,3 +383,28 @@ func BenchmarkTransportText(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNew measures New, which builds the matcher of every secret, for
+// one endpoint with a 1 MB key and for 1,000 with 4 KB keys: the cost
+// follows the secrets' bytes, with no limit of the matcher's own.
+func BenchmarkNew(b *testing.B) {
+	key := func(i, size int) string {
+		var k strings.Builder
+		for x := uint64(i+1) * 0x9e3779b97f4a7c15; k.Len() < size; x = x*6364136223846793005 + 1442695040888963407 {
+			fmt.Fprintf(&k, "%016x", x)
+		}
+		return k.String()[:size]
+	}
+	for _, tt := range []struct{ endpoints, size int }{{1, 1 << 20}, {1000, 4 << 10}} {
+		var pairs []string
+		for i := range tt.endpoints {
+			pairs = append(pairs, fmt.Sprint("p", i), "https://rpc.example/v3/"+key(i, tt.size))
+		}
+		b.Run(fmt.Sprintf("endpoints=%d/key=%dKB", tt.endpoints, tt.size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				mustNew(b, Config{Endpoints: named(pairs...)})
+			}
+		})
+	}
+}

@@ -230,3 +230,17 @@ func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 		t.Errorf("a CheckError holding a nil ProbeError reads %q", got)
 	}
 }
+
+// A nil pointer of every error type has a text, and a CheckError holding a
+// nil ProbeError neither panics nor matches what it does not hold.
+func TestNilErrorsHaveATextAndNeverPanic(t *testing.T) {
+	holdingNil := &CheckError{Errors: []*ProbeError{nil}}
+	for _, err := range []error{(*ProbeError)(nil), (*CheckError)(nil), (*StatusError)(nil), (*RPCError)(nil), (*ChainIDError)(nil), holdingNil} {
+		if err.Error() == "" {
+			t.Errorf("%T's Error() is empty", err)
+		}
+	}
+	if errors.Is(holdingNil, ErrBadAnswer) || (*ProbeError)(nil).Reason() != ReasonTransport {
+		t.Errorf("a nil ProbeError matches ErrBadAnswer, or its Reason is not %q", ReasonTransport)
+	}
+}

@@ -153,7 +153,6 @@ func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 // body held. A body, within maxBody, not as long as the response states fails: as a bad answer when longer, and
 // when shorter with io.ErrUnexpectedEOF, as a cut connection.
 func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
-	// Once ctx ends, every read fails with its cause: a body that ignores Close cannot hold a probe past its end.
 	within := readerFunc(func(p []byte) (int, error) {
 		if n, err := resp.Body.Read(p); ctx.Err() == nil {
 			return n, err

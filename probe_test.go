@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -575,5 +576,75 @@ func TestUserinfoGoesOutAsBasicAuth(t *testing.T) {
 		if err := check(mustNew(t, Config{Endpoints: named("a", url), Base: base})); err != nil || got != want {
 			t.Errorf("%s: Check = %v with Basic auth %q, want %q", url, err, got, want)
 		}
+	}
+}
+
+// stallingBody hands over head, then waits until closed and answers
+// io.EOF, as a custom body may; with drip set it hands over a space every
+// 2 ms instead, whatever Close does. A second Close panics.
+type stallingBody struct {
+	head   string
+	drip   bool
+	closed chan struct{}
+	closes atomic.Int32
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	switch {
+	case b.drip:
+		time.Sleep(2 * time.Millisecond) // the drip itself, not a wait for another goroutine
+		p[0] = ' '
+		return 1, nil
+	case b.head != "":
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	<-b.closed
+	return 0, io.EOF
+}
+
+func (b *stallingBody) Close() error {
+	if b.closes.Add(1) > 1 {
+		panic("body closed twice")
+	}
+	close(b.closed)
+	return nil
+}
+
+// A probe whose deadline ends while its body is read, or before its Base
+// answers, fails as a timeout, never as what the cut body held: half an
+// answer, a whole one followed by a stall, a drip that ignores Close, an
+// answer handed back late. Its body is closed exactly once.
+func TestCutOrLateAnswerFailsAsTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		body *stallingBody
+		late bool // the Base answers only once the request's context ended
+	}{
+		{"nothing before the stall", &stallingBody{}, false},
+		{"half an answer", &stallingBody{head: `{"jsonrpc":"2.0",`}, false},
+		{"a whole answer, then a stall", &stallingBody{head: answer(100)}, false},
+		{"a drip that ignores Close", &stallingBody{drip: true}, false},
+		{"an answer handed back late", &stallingBody{head: answer(100)}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.body.closed = make(chan struct{})
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if tt.late {
+					<-r.Context().Done()
+				}
+				resp := response(r, http.StatusOK, "", -1)
+				resp.Body = tt.body
+				return resp, nil
+			})
+			pe, _ := probeOne(t, Config{Endpoints: named("a", "http://rpc.example/"), Base: base, ProbeTimeout: 50 * time.Millisecond})
+			if pe == nil || pe.Reason() != ReasonTimeout {
+				t.Errorf("probe error %v, want a timeout", pe)
+			}
+			if n := tt.body.closes.Load(); n != 1 {
+				t.Errorf("body closed %d times, want once", n)
+			}
+		})
 	}
 }

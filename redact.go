@@ -31,11 +31,12 @@ func newMatcher(eps []endpoint) *matcher {
 	}
 	slices.Sort(forms) // so that the children of a state are made one after another
 	forms = slices.Compact(forms)
-	m := &matcher{via: []byte{0}, lo: []int32{-1}, fail: []int32{0}, longest: []int32{0}}
-	parent := []int32{0}
+	total, reach := 1, 0      // how many states there can be, and how far past a clip a text is read
 	for _, f := range forms { // none empty
-		m.reach = max(m.reach, 3*len(f))
+		total, reach = total+len(f), max(reach, 3*len(f))
 	}
+	m := &matcher{via: make([]byte, 1, total), lo: append(make([]int32, 0, total+1), -1), fail: make([]int32, 1, total), longest: make([]int32, 1, total), reach: reach}
+	parent := make([]int32, 1, total)
 	live, at := forms, make([]int32, len(forms)) // the forms still growing, and the state each one's bytes reached
 	// Add every form one byte at a time, all forms in step, so that states come out numbered by length and fail
 	// needs no queue below.
