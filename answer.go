@@ -9,13 +9,11 @@ import (
 	"strings"
 )
 
-// maxBody is the largest answer a probe accepts, in bytes; a real one is
-// under 100.
+// maxBody is the largest answer a probe accepts, in bytes; a real one is under 100.
 const maxBody = 4096
 
-// parseQuantity turns a 200 answer's body into a quantity by Check's rules, or
-// fails it: an *RPCError for a JSON-RPC error object, else ErrBadAnswer.
-// compactHeight takes the common answer without allocating.
+// parseQuantity turns a 200 answer's body into a quantity by Check's rules, or fails it: an *RPCError for a
+// JSON-RPC error object, else ErrBadAnswer. compactHeight takes the common answer without allocating.
 func parseQuantity(body []byte, s *matcher) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
@@ -26,30 +24,25 @@ func parseQuantity(body []byte, s *matcher) (uint64, error) {
 // compactPrefix begins the answer real nodes send, up to its digits.
 const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
-// compactHeight recognises the answer real nodes send, byte for byte, and
-// parseStrictly, the definition of what is accepted, agrees with it.
+// compactHeight recognises the answer real nodes send, byte for byte, and parseStrictly, the definition of what
+// is accepted, agrees with it.
 func compactHeight(body []byte) (uint64, bool) {
 	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
 		return 0, false
 	}
 	rest := body[len(compactPrefix):]
-	if n := len(rest); n > 0 && rest[n-1] == '\n' {
-		rest = rest[:n-1]
-	}
+	rest = bytes.TrimSuffix(rest, []byte("\n"))
 	n := len(rest) - len(`"}`)
 	if n < 1 || n > 16 || string(rest[n:]) != `"}` || (n > 1 && rest[0] == '0') {
 		return 0, false
 	}
 	var height uint64
 	for _, c := range rest[:n] {
-		switch {
-		case '0' <= c && c <= '9':
-			height = height<<4 | uint64(c-'0')
-		case 'a' <= c && c <= 'f':
-			height = height<<4 | uint64(c-'a'+10)
-		default:
+		digit := strings.IndexByte("0123456789abcdef", c)
+		if digit < 0 {
 			return 0, false
 		}
+		height = height<<4 | uint64(digit)
 	}
 	return height, true
 }
@@ -92,8 +85,8 @@ func parseStrictly(body []byte, s *matcher) (uint64, error) {
 	return height, nil
 }
 
-// decodeObject requires body to be exactly one JSON object, white space
-// around it aside, naming no member twice, and returns its members.
+// decodeObject requires body to be exactly one JSON object, white space around it aside, naming no member
+// twice, and returns its members.
 func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -124,8 +117,8 @@ func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	return members, nil
 }
 
-// rpcError decodes a JSON-RPC error member (an integer code, maybe a string
-// message) and reports whether it had a message; nil for anything else.
+// rpcError decodes a JSON-RPC error member (an integer code, maybe a string message) and reports whether it had
+// a message; nil for anything else.
 func rpcError(raw json.RawMessage, s *matcher) (*RPCError, bool) {
 	var e struct {
 		Code    *int    `json:"code"`
@@ -143,8 +136,7 @@ func rpcError(raw json.RawMessage, s *matcher) (*RPCError, bool) {
 
 // errorObject reads a non-200 body as StatusError.RPC says; nil otherwise.
 func errorObject(body []byte, s *matcher) *RPCError {
-	// Most bodies that are not JSON (an HTML page, plain text) fail here,
-	// before a decoder is made.
+	// Most bodies that are not JSON (an HTML page, plain text) fail here, before a decoder is made.
 	if len(body) > maxBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
 		return nil
 	}
@@ -159,46 +151,40 @@ func errorObject(body []byte, s *matcher) *RPCError {
 	return e
 }
 
-// isVersion2 reports whether raw, a member's JSON text, is the string
-// "2.0"; the plain form that providers send is compared without decoding.
+// isVersion2 reports whether raw, a member's JSON text, is the string "2.0"; the plain form that providers send
+// is compared without decoding.
 func isVersion2(raw json.RawMessage) bool {
-	if string(raw) == `"2.0"` {
-		return true
-	}
 	var version string
-	return isString(raw) && json.Unmarshal(raw, &version) == nil && version == "2.0"
+	return string(raw) == `"2.0"` || isString(raw) && json.Unmarshal(raw, &version) == nil && version == "2.0"
 }
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// shownMember shows a member as outside text, never in the provider's own
-// JSON syntax, whose optional escapes could spell a secret past the mask:
-// a string decoded (and said to be one), anything else as encoding/json
+// shownMember shows a member as outside text, never in the provider's own JSON syntax, whose optional escapes
+// could spell a secret past the mask: a string decoded (and said to be one), anything else as encoding/json
 // writes it again, numbers with their digits; or it says "missing".
 func shownMember(raw json.RawMessage, s *matcher) string {
-	var str string
+	if raw == nil {
+		return "missing"
+	}
 	var value any
 	var b strings.Builder
 	enc, dec := json.NewEncoder(&b), json.NewDecoder(bytes.NewReader(raw))
 	enc.SetEscapeHTML(false)
 	dec.UseNumber()
-	switch {
-	case raw == nil:
-		return "missing"
-	case isString(raw) && json.Unmarshal(raw, &str) == nil:
+	if dec.Decode(&value) != nil || enc.Encode(value) != nil { // cannot happen: raw is one JSON value
+		return "unreadable"
+	} else if str, ok := value.(string); ok {
 		return `the string "` + s.show(str, maxQuoted) + `"`
-	case dec.Decode(&value) == nil && enc.Encode(value) == nil:
-		raw = []byte(strings.TrimSuffix(b.String(), "\n"))
 	}
-	return `"` + s.show(string(raw), maxQuoted) + `"`
+	return `"` + s.show(strings.TrimSuffix(b.String(), "\n"), maxQuoted) + `"`
 }
 
-// maxQuoted is how many bytes a message gives one value that a provider
-// sent.
+// maxQuoted is how many bytes a message gives one value that a provider sent.
 const maxQuoted = 100
 
-// badAnswer is the failure of an answer that breaks a rule, in words that
-// format and args give, the message masked.
+// badAnswer is the failure of an answer that breaks a rule, in words that format and args give, the message
+// masked.
 func badAnswer(s *matcher, format string, args ...any) error {
 	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
 }
