@@ -12,8 +12,9 @@ import (
 // maxBody is the largest answer a probe accepts, in bytes; a real one is under 100.
 const maxBody = 4096
 
-// parseQuantity turns a 200 answer's body into a quantity by Check's rules, or fails it: an *RPCError for a
-// JSON-RPC error object, else ErrBadAnswer. compactHeight takes the common answer without allocating.
+// parseQuantity turns a 200 answer's body into a quantity by Check's rules, or
+// fails it: an *RPCError for a JSON-RPC error object, else ErrBadAnswer.
+// compactHeight takes the common answer without allocating.
 func parseQuantity(body []byte, s *matcher) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
@@ -24,8 +25,8 @@ func parseQuantity(body []byte, s *matcher) (uint64, error) {
 // compactPrefix begins the answer real nodes send, up to its digits.
 const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
-// compactHeight recognises the answer real nodes send, byte for byte, and parseStrictly, the definition of what
-// is accepted, agrees with it.
+// compactHeight recognises the answer real nodes send, byte for byte, and
+// parseStrictly, the definition of what is accepted, agrees with it.
 func compactHeight(body []byte) (uint64, bool) {
 	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
 		return 0, false
@@ -85,8 +86,8 @@ func parseStrictly(body []byte, s *matcher) (uint64, error) {
 	return height, nil
 }
 
-// decodeObject requires body to be exactly one JSON object, white space around it aside, naming no member
-// twice, and returns its members.
+// decodeObject requires body to be exactly one JSON object, white space around
+// it aside, naming no member twice, and returns its members.
 func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -117,8 +118,8 @@ func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	return members, nil
 }
 
-// rpcError decodes a JSON-RPC error member (an integer code, maybe a string message) and reports whether it had
-// a message; nil for anything else.
+// rpcError decodes a JSON-RPC error member (an integer code, maybe a string
+// message) and reports whether it had a message; nil for anything else.
 func rpcError(raw json.RawMessage, s *matcher) (*RPCError, bool) {
 	var e struct {
 		Code    *int    `json:"code"`
@@ -151,8 +152,8 @@ func errorObject(body []byte, s *matcher) *RPCError {
 	return e
 }
 
-// isVersion2 reports whether raw, a member's JSON text, is the string "2.0"; the plain form that providers send
-// is compared without decoding.
+// isVersion2 reports whether raw, a member's JSON text, is the string "2.0";
+// the plain form that providers send is compared without decoding.
 func isVersion2(raw json.RawMessage) bool {
 	var version string
 	return string(raw) == `"2.0"` || isString(raw) && json.Unmarshal(raw, &version) == nil && version == "2.0"
@@ -160,9 +161,10 @@ func isVersion2(raw json.RawMessage) bool {
 
 func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// shownMember shows a member as outside text, never in the provider's own JSON syntax, whose optional escapes
-// could spell a secret past the mask: a string decoded (and said to be one), anything else as encoding/json
-// writes it again, numbers with their digits; or it says "missing".
+// shownMember shows a member as outside text, never in the provider's own JSON
+// syntax, whose optional escapes could spell a secret past the mask: a string
+// decoded (and said to be one), anything else as encoding/json writes it again,
+// numbers with their digits; or it says "missing".
 func shownMember(raw json.RawMessage, s *matcher) string {
 	if raw == nil {
 		return "missing"
@@ -183,8 +185,8 @@ func shownMember(raw json.RawMessage, s *matcher) string {
 // maxQuoted is how many bytes a message gives one value that a provider sent.
 const maxQuoted = 100
 
-// badAnswer is the failure of an answer that breaks a rule, in words that format and args give, the message
-// masked.
+// badAnswer is the failure of an answer that breaks a rule, in words that
+// format and args give, the message masked.
 func badAnswer(s *matcher, format string, args ...any) error {
 	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
 }

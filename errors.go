@@ -14,31 +14,37 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// ProbeError reports why one provider's probe failed. Every per-provider failure that [Monitor.Check] reports
-// is a *ProbeError, gathered in a [*CheckError].
+// ProbeError reports why one provider's probe failed. Every per-provider
+// failure that [Monitor.Check] reports is a *ProbeError, gathered in a
+// [*CheckError].
 //
-// Its message names the endpoint and says what failed. Text blocklag did not write (a provider's value or
-// message, a transport error, the ID) is shown byte by byte in printable ASCII without '"', '\', '<', '>', '&':
-// '"' as an apostrophe, any other byte as '?'; a value is quoted and clipped to 100 bytes (300 for a transport
-// error), "..." when cut. No message, unwrapped error, field or text form of [Status] shows a secret of any
-// endpoint: user name, password, "user:password" and its base64, path but "/", query, and each segment or query
-// value of 8 bytes with a digit or of 20. Texts and secrets are both read percent-decoded with '+' as a space,
-// so each spelling shows as "[redacted]"; numeric fields stay exact.
+// Its message names the endpoint and says what failed. Text blocklag did not
+// write (a provider's value or message, a transport error, the ID) is shown
+// byte by byte in printable ASCII without '"', '\', '<', '>', '&': '"' as an
+// apostrophe, any other byte as '?'; a value is quoted and clipped to 100 bytes
+// (300 for a transport error), "..." when cut. No message, unwrapped error,
+// field or text form of [Status] shows a secret of any endpoint: user name,
+// password, "user:password" and its base64, path but "/", query, and each
+// segment or query value of 8 bytes with a digit or of 20. Texts and secrets
+// are both read percent-decoded with '+' as a space, so each spelling shows as
+// "[redacted]"; numeric fields stay exact.
 type ProbeError struct {
 	// Endpoint is the ID of the provider whose probe failed.
 	Endpoint failnext.EndpointID
 
-	// Err says why: a [*StatusError], [*RPCError], [*ChainIDError] or [ErrBadAnswer] for an answer amiss,
-	// [context.DeadlineExceeded] for a timeout. A Base's error is never kept, as its methods could show what
-	// the message hides: Err wraps stand-ins for what the first 64 errors of its chain matched (the context
-	// errors, [os.ErrDeadlineExceeded], [io.ErrUnexpectedEOF], [io.EOF], a [syscall.Errno], a [net.Error]'s
+	// Err says why: a [*StatusError], [*RPCError], [*ChainIDError] or
+	// [ErrBadAnswer] for an answer amiss, [context.DeadlineExceeded] for a
+	// timeout. A Base's error is never kept, as its methods could show what the
+	// message hides: Err wraps stand-ins for what the first 64 errors of its
+	// chain matched (the context errors, [os.ErrDeadlineExceeded],
+	// [io.ErrUnexpectedEOF], [io.EOF], a [syscall.Errno], a [net.Error]'s
 	// Timeout).
 	Err     error
 	secrets *matcher // the Monitor's, set by Check; nil in one built by hand
 }
 
-// Error reads `blocklag: endpoint "ID": ` and then Err's text, outside text too in a ProbeError built by hand;
-// a nil one reads "blocklag: nil ProbeError".
+// Error reads `blocklag: endpoint "ID": ` and then Err's text, outside text too
+// in a ProbeError built by hand; a nil one reads "blocklag: nil ProbeError".
 func (e *ProbeError) Error() string {
 	if e == nil {
 		return "blocklag: " + e.line()
@@ -69,8 +75,9 @@ func (e *ProbeError) Unwrap() error {
 	return e.Err
 }
 
-// Reason classifies the failure by the codes in Err, never by its text: the first Reason constant, in the order
-// listed, whose description matches. A nil *ProbeError, like one without Err, is ReasonTransport.
+// Reason classifies the failure by the codes in Err, never by its text: the
+// first Reason constant, in the order listed, whose description matches. A nil
+// *ProbeError, like one without Err, is ReasonTransport.
 func (e *ProbeError) Reason() Reason {
 	if e == nil {
 		return ReasonTransport
@@ -123,8 +130,8 @@ type CheckError struct {
 	secrets   *matcher // as in ProbeError
 }
 
-// Error is one line: `blocklag: 2 of 3 probes failed, verdicts published: endpoint "a": HTTP status 429;
-// endpoint "b": timed out after 2s`.
+// Error is one line: `blocklag: 2 of 3 probes failed, verdicts published:
+// endpoint "a": HTTP status 429; endpoint "b": timed out after 2s`.
 func (e *CheckError) Error() string {
 	if e == nil {
 		return "blocklag: nil CheckError"
@@ -153,21 +160,24 @@ func (e *CheckError) Unwrap() []error {
 	return errs
 }
 
-// StatusError reports that a provider answered with an HTTP status other than 200, a redirect included.
+// StatusError reports that a provider answered with an HTTP status other than
+// 200, a redirect included.
 type StatusError struct {
 	StatusCode int
-	// RetryAfter is the answer's Retry-After header: its seconds, or the time from the answer's Date header
-	// (else the Check's clock) to its HTTP-date in any form [http.ParseTime] reads; 0 when absent, unreadable
-	// or past, the largest Duration when too large.
+	// RetryAfter is the answer's Retry-After header: its seconds, or the time
+	// from the answer's Date header (else the Check's clock) to its HTTP-date
+	// in any form [http.ParseTime] reads; 0 when absent, unreadable or past,
+	// the largest Duration when too large.
 	RetryAfter time.Duration
-	// RPC is the error of a body that was a JSON-RPC 2.0 error object ("id" 1 or null, an "error" with an
-	// integer "code" and, if any, a string "message") within the limits of any answer; nil otherwise.
+	// RPC is the error of a body that was a JSON-RPC 2.0 error object ("id" 1
+	// or null, an "error" with an integer "code" and, if any, a string
+	// "message") within the limits of any answer; nil otherwise.
 	RPC     *RPCError
 	secrets *matcher // as in ProbeError
 }
 
-// Error reads "HTTP status 503", then RPC's text and the RetryAfter when set: `HTTP status 429: RPC error
-// -32005: "limit exceeded", retry after 1m0s`.
+// Error reads "HTTP status 503", then RPC's text and the RetryAfter when set:
+// `HTTP status 429: RPC error -32005: "limit exceeded", retry after 1m0s`.
 func (e *StatusError) Error() string {
 	if e == nil {
 		return "nil StatusError"
@@ -193,8 +203,8 @@ func (e *StatusError) Unwrap() error {
 // RPCError reports that a provider answered with a JSON-RPC error object.
 type RPCError struct {
 	Code int
-	// Message is the provider's message exactly as the ProbeError's text shows it between quotes: reduced,
-	// masked and clipped.
+	// Message is the provider's message exactly as the ProbeError's text shows
+	// it between quotes: reduced, masked and clipped.
 	Message string
 	secrets *matcher // as in ProbeError
 }
@@ -210,7 +220,8 @@ func (e *RPCError) Error() string {
 // ErrorCode returns Code, as go-ethereum's rpc.Error interface asks.
 func (e *RPCError) ErrorCode() int { return e.Code }
 
-// ChainIDError reports that, with Config.ChainID set, a provider answered eth_chainId with another chain.
+// ChainIDError reports that, with Config.ChainID set, a provider answered
+// eth_chainId with another chain.
 type ChainIDError struct {
 	Got, Want uint64
 	secrets   *matcher // as in ProbeError
@@ -224,7 +235,7 @@ func (e *ChainIDError) Error() string {
 	return e.secrets.mask(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
 }
 
-// ErrBadAnswer is matched, through [errors.Is], by every answer that breaks the rules of [Monitor.Check]. A
-// body shorter than its stated length fails as a cut connection: a transport error wrapping
-// [io.ErrUnexpectedEOF].
+// ErrBadAnswer is matched, through [errors.Is], by every answer that breaks the
+// rules of [Monitor.Check]. A body shorter than its stated length fails as a
+// cut connection: a transport error wrapping [io.ErrUnexpectedEOF].
 var ErrBadAnswer = errors.New("bad answer")

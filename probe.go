@@ -14,15 +14,16 @@ import (
 	"time"
 )
 
-// The bodies of the two requests a probe sends. The id never changes, so a provider that answers every request
-// with id 1 is still judged.
+// The bodies of the two requests a probe sends. The id never changes, so a
+// provider that answers every request with id 1 is still judged.
 const (
 	blockNumberRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 	chainIDRequest     = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
 )
 
-// userAgent names blocklag to providers, so that their dashboards tell its probes from the application's reads,
-// with the module's version when the build records one.
+// userAgent names blocklag to providers, so that their dashboards tell its
+// probes from the application's reads, with the module's version when the build
+// records one.
 var userAgent = func() string {
 	const module = "github.com/yermakovsa/failnext-blocklag"
 	if info, ok := debug.ReadBuildInfo(); ok {
@@ -35,8 +36,8 @@ var userAgent = func() string {
 	return "failnext-blocklag"
 }()
 
-// probe asks one provider for its height and, when askChain is set, its chain ID beside it, under one
-// ProbeTimeout.
+// probe asks one provider for its height and, when askChain is set, its chain
+// ID beside it, under one ProbeTimeout.
 func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome {
 	if m.probeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -59,19 +60,20 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 	return o
 }
 
-// errProbeTimeout is the cause of a probe's own deadline, which tells it from the end of the Check's time (an
-// *outOfCheckTime) and of its context.
+// errProbeTimeout is the cause of a probe's own deadline, which tells it from
+// the end of the Check's time (an *outOfCheckTime) and of its context.
 var errProbeTimeout = errors.New("probe timeout")
 
-// outOfCheckTime is the cause of the deadline that withinCheckTime sets; after is how long the probes had.
+// outOfCheckTime is the cause of the deadline that withinCheckTime sets; after
+// is how long the probes had.
 type outOfCheckTime struct{ after time.Duration }
 
 func (e *outOfCheckTime) Error() string {
 	return fmt.Sprintf("ran out of the Check's time after %v", e.after)
 }
 
-// confirmChain returns nil when the provider reports Config.ChainID as its chain ID, judged as the height is,
-// and otherwise says why not.
+// confirmChain returns nil when the provider reports Config.ChainID as its
+// chain ID, judged as the height is, and otherwise says why not.
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	id, err := m.fetch(ctx, ep, chainIDRequest)
 	if err != nil {
@@ -83,9 +85,10 @@ func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	return nil
 }
 
-// fetch posts one request to ep and returns the quantity its answer carries, by the rules that Check's doc
-// states. It calls the Base's RoundTrip itself, with Basic auth from the URL's userinfo as http.Client would
-// set it, so that nothing is redirected and no error quotes the URL.
+// fetch posts one request to ep and returns the quantity its answer carries, by
+// the rules that Check's doc states. It calls the Base's RoundTrip itself, with
+// Basic auth from the URL's userinfo as http.Client would set it, so that
+// nothing is redirected and no error quotes the URL.
 func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
 	if err != nil {
@@ -95,8 +98,9 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	req.Header = http.Header{
 		"Content-Type": {"application/json"},
 		"Accept":       {"application/json"},
-		// Left unset, net/http would ask for gzip and decode it unseen, so that maxBody would count decoded
-		// bytes: a few bytes of deflate can stand for megabytes, or for an endless stream.
+		// Left unset, net/http would ask for gzip and decode it unseen, so that
+		// maxBody would count decoded bytes: a few bytes of deflate can stand
+		// for megabytes, or for an endless stream.
 		"Accept-Encoding": {"identity"},
 		"User-Agent":      {userAgent},
 	}
@@ -131,9 +135,10 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 	return parseQuantity(body, m.secrets)
 }
 
-// closeWhenDone closes body once ctx ends, whatever the body does (net/http hands a 101 answer over with the
-// raw connection as its body, which the context no longer closes). closeNow waits for a close that ctx started,
-// or closes body itself: exactly once, as a second Close may panic.
+// closeWhenDone closes body once ctx ends, whatever the body does (net/http
+// hands a 101 answer over with the raw connection as its body, which the
+// context no longer closes). closeNow waits for a close that ctx started, or
+// closes body itself: exactly once, as a second Close may panic.
 func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 	closeOnce := sync.OnceFunc(func() { body.Close() })
 	closed := make(chan struct{})
@@ -149,9 +154,10 @@ func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 	}
 }
 
-// readBody reads at most maxBody+1 bytes of resp's body, failing as ctx's end once it ends, never as what the
-// body held. A body, within maxBody, not as long as the response states fails: as a bad answer when longer, and
-// when shorter with io.ErrUnexpectedEOF, as a cut connection.
+// readBody reads at most maxBody+1 bytes of resp's body, failing as ctx's end
+// once it ends, never as what the body held. A body, within maxBody, not as
+// long as the response states fails: as a bad answer when longer, and when
+// shorter with io.ErrUnexpectedEOF, as a cut connection.
 func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 	within := readerFunc(func(p []byte) (int, error) {
 		if n, err := resp.Body.Read(p); ctx.Err() == nil {
@@ -162,7 +168,8 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 	body, err := io.ReadAll(io.LimitReader(within, maxBody+1))
 	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
 		if n > resp.ContentLength {
-			// Only a custom Base can hand over more than it stated: http.Transport stops at the length.
+			// Only a custom Base can hand over more than it stated:
+			// http.Transport stops at the length.
 			return nil, badAnswer(m.secrets, "answer longer than its Content-Length of %d bytes", resp.ContentLength)
 		}
 		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
@@ -178,8 +185,9 @@ type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
-// statusError is the failure of an answer whose status is not 200, whatever its body (nil when it broke a
-// limit): a JSON-RPC error object in it, as Infura sends with its 429, is kept.
+// statusError is the failure of an answer whose status is not 200, whatever its
+// body (nil when it broke a limit): a JSON-RPC error object in it, as Infura
+// sends with its 429, is kept.
 func (m *Monitor) statusError(resp *http.Response, body []byte) *StatusError {
 	se := &StatusError{StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, m.now), secrets: m.secrets}
 	se.RPC = errorObject(body, m.secrets)
@@ -212,14 +220,14 @@ func retryAfter(h http.Header, now func() time.Time) time.Duration {
 	return max(at.Sub(from), 0)
 }
 
-// statesLength reports whether resp states its length: a 0 only with a Content-Length header, as a Base's
-// answers often leave the field unset.
+// statesLength reports whether resp states its length: a 0 only with a
+// Content-Length header, as a Base's answers often leave the field unset.
 func statesLength(resp *http.Response) bool {
 	return resp.ContentLength > 0 || resp.ContentLength == 0 && resp.Header.Get("Content-Length") != ""
 }
 
-// sendError explains why sending or reading failed, after the words doing: a timeout that ended it, else
-// transportError's copy of err.
+// sendError explains why sending or reading failed, after the words doing: a
+// timeout that ended it, else transportError's copy of err.
 func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {
@@ -235,8 +243,8 @@ func (m *Monitor) sendError(ctx context.Context, doing string, err error) error 
 	return err
 }
 
-// prefix puts before err a few words that say what failed, masking the message whole: the two together may show
-// what neither shows alone.
+// prefix puts before err a few words that say what failed, masking the message
+// whole: the two together may show what neither shows alone.
 func prefix(words string, err error, s *matcher) error {
 	return &prefixed{msg: s.mask(words + ": " + err.Error()), err: err}
 }

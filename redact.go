@@ -7,11 +7,13 @@ import (
 	"strings"
 )
 
-// matcher finds every endpoint's secrets in a text, both read as canonicalAt reads them, so that one rule
-// covers every spelling. Every endpoint's messages mask all endpoints' secrets: endpoints of one provider share
-// hosts, connections and Bases. New builds it, read-only afterwards; a nil *matcher holds none. It is an
-// Aho-Corasick automaton: a trie of the forms whose states also know where to fall back when a text stops
-// matching, so one pass finds every form. State 0 is the empty string; states are numbered by length, then
+// matcher finds every endpoint's secrets in a text, both read as canonicalAt
+// reads them, so that one rule covers every spelling. Every endpoint's messages
+// mask all endpoints' secrets: endpoints of one provider share hosts,
+// connections and Bases. New builds it, read-only afterwards; a nil *matcher
+// holds none. It is an Aho-Corasick automaton: a trie of the forms whose states
+// also know where to fall back when a text stops matching, so one pass finds
+// every form. State 0 is the empty string; states are numbered by length, then
 // prefix, so that the children of a state are consecutive and sorted by byte.
 type matcher struct {
 	via     []byte  // via[s]: the last byte of state s's prefix
@@ -23,7 +25,8 @@ type matcher struct {
 
 const marker = "[redacted]" // what a masked stretch shows instead
 
-// newMatcher gathers the secret forms of every endpoint's URL, in time and memory linear in their bytes.
+// newMatcher gathers the secret forms of every endpoint's URL, in time and
+// memory linear in their bytes.
 func newMatcher(eps []endpoint) *matcher {
 	var forms []string
 	for _, ep := range eps {
@@ -38,8 +41,8 @@ func newMatcher(eps []endpoint) *matcher {
 	m := &matcher{via: make([]byte, 1, total), lo: append(make([]int32, 0, total+1), -1), fail: make([]int32, 1, total), longest: make([]int32, 1, total), reach: reach}
 	parent := make([]int32, 1, total)
 	live, at := forms, make([]int32, len(forms)) // the forms still growing, and the state each one's bytes reached
-	// Add every form one byte at a time, all forms in step, so that states come out numbered by length and fail
-	// needs no queue below.
+	// Add every form one byte at a time, all forms in step, so that states come
+	// out numbered by length and fail needs no queue below.
 	for depth := 0; len(live) > 0; depth++ {
 		kept, last := 0, int32(0) // last: the state made last at this depth; 0 before any
 		for j, f := range live {
@@ -67,8 +70,8 @@ func newMatcher(eps []endpoint) *matcher {
 			m.lo[s] = m.lo[s+1]
 		}
 	}
-	// A state's fail and longest depend only on shorter states, which come first; states of one byte fail to
-	// the empty string.
+	// A state's fail and longest depend only on shorter states, which come
+	// first; states of one byte fail to the empty string.
 	for s := int32(1); s < int32(len(m.via)); s++ {
 		if p := parent[s]; p != 0 {
 			m.fail[s] = m.step(m.fail[p], m.via[s])
@@ -87,8 +90,8 @@ func (m *matcher) child(s int32, c byte) int32 {
 	return m.lo[s] + int32(i)
 }
 
-// step returns the state that state moves to on byte c: its child by c, else that of its longest suffix that
-// has one, else the empty string's, or 0.
+// step returns the state that state moves to on byte c: its child by c, else
+// that of its longest suffix that has one, else the empty string's, or 0.
 func (m *matcher) step(state int32, c byte) int32 {
 	for state != 0 {
 		if next := m.child(state, c); next != 0 {
@@ -99,9 +102,9 @@ func (m *matcher) step(state int32, c byte) int32 {
 	return m.child(0, c)
 }
 
-// canonicalAt returns the byte that text reads as at i, and how many of text's bytes that takes: an escape %XX,
-// hex of either case, is the byte it encodes; '+' reads as a space, as a query writes one; the rest as sanitize
-// shows it.
+// canonicalAt returns the byte that text reads as at i, and how many of text's
+// bytes that takes: an escape %XX, hex of either case, is the byte it encodes;
+// '+' reads as a space, as a query writes one; the rest as sanitize shows it.
 func canonicalAt(text string, i int) (byte, int) {
 	c, n := text[i], 1
 	if isEscape(text, i) {
@@ -131,10 +134,11 @@ func canonical(text string) string {
 	return string(b)
 }
 
-// spans returns the stretches of text, as written, whose canonical reading holds a form, in order, merging
-// those that overlap or touch. A stretch that reaches into a marker already in text takes in the whole marker,
-// so that a marker is never cut (masking twice changes nothing), while a secret that runs across one is found
-// all the same.
+// spans returns the stretches of text, as written, whose canonical reading
+// holds a form, in order, merging those that overlap or touch. A stretch that
+// reaches into a marker already in text takes in the whole marker, so that a
+// marker is never cut (masking twice changes nothing), while a secret that runs
+// across one is found all the same.
 func (m *matcher) spans(text string) [][2]int {
 	if m == nil || len(m.via) == 1 {
 		return nil
@@ -158,8 +162,8 @@ func (m *matcher) spans(text string) [][2]int {
 	}
 	var spans [][2]int
 	for _, f := range fs {
-		// Walk back over the stretch's canonical bytes: a '%' three bytes back always starts a token, as no
-		// escape holds one.
+		// Walk back over the stretch's canonical bytes: a '%' three bytes back
+		// always starts a token, as no escape holds one.
 		start := f.end
 		for left := f.to - f.from; left > 0; left-- {
 			if start >= 3 && isEscape(text, start-3) {
@@ -179,7 +183,8 @@ func (m *matcher) spans(text string) [][2]int {
 	return spans
 }
 
-// markerAround returns the stretch of the marker that holds text's byte i, or of byte i alone when none does.
+// markerAround returns the stretch of the marker that holds text's byte i, or
+// of byte i alone when none does.
 func markerAround(text string, i int) (int, int) {
 	from := max(0, i-len(marker)+1)
 	if at := strings.Index(text[from:min(len(text), i+len(marker))], marker); at >= 0 {
@@ -188,15 +193,15 @@ func markerAround(text string, i int) (int, int) {
 	return i, i + 1
 }
 
-// mask shows every stretch that spans finds as the marker: the last step of every message, so that nothing
-// beside outside text completes a secret.
+// mask shows every stretch that spans finds as the marker: the last step of
+// every message, so that nothing beside outside text completes a secret.
 func (m *matcher) mask(text string) string {
 	masked, _ := m.masked(text, len(text))
 	return masked
 }
 
-// masked is mask for the spans that begin within text's first n bytes, cut after n bytes or the last of them,
-// and whether it left anything out.
+// masked is mask for the spans that begin within text's first n bytes, cut
+// after n bytes or the last of them, and whether it left anything out.
 func (m *matcher) masked(text string, n int) (string, bool) {
 	spans := m.spans(text)
 	if spans == nil && n >= len(text) {
@@ -216,9 +221,10 @@ func (m *matcher) masked(text string, n int) (string, bool) {
 	return b.String(), end < len(text)
 }
 
-// show shows outside text as a message quotes it: sanitized, masked, clipped to what its first limit bytes
-// show, "..." when cut, masked again for the dots' sake. It reads only limit bytes and the reach past them, so
-// a text of megabytes costs what a short one does.
+// show shows outside text as a message quotes it: sanitized, masked, clipped to
+// what its first limit bytes show, "..." when cut, masked again for the dots'
+// sake. It reads only limit bytes and the reach past them, so a text of
+// megabytes costs what a short one does.
 func (m *matcher) show(text string, limit int) string {
 	var reach int
 	if m != nil {
@@ -232,8 +238,9 @@ func (m *matcher) show(text string, limit int) string {
 	return m.mask(shown)
 }
 
-// secretForms lists the canonical forms of the secrets of the URL raw that ProbeError's doc lists: each part as
-// written read once, and read again for a text that shows it decoded.
+// secretForms lists the canonical forms of the secrets of the URL raw that
+// ProbeError's doc lists: each part as written read once, and read again for a
+// text that shows it decoded.
 func secretForms(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -276,9 +283,9 @@ func secretForms(raw string) []string {
 	return forms
 }
 
-// looksLikeKey reports whether a path segment or query value, as written, counts as a secret on its own: hosted
-// keys are long and hold digits, while the words of URL formats (v3, mainnet, ?network=ethereum) must stay
-// readable.
+// looksLikeKey reports whether a path segment or query value, as written,
+// counts as a secret on its own: hosted keys are long and hold digits, while
+// the words of URL formats (v3, mainnet, ?network=ethereum) must stay readable.
 func looksLikeKey(part string) bool {
 	return len(part) >= 20 || len(part) >= 8 && strings.ContainsAny(part, "0123456789")
 }

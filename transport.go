@@ -7,14 +7,15 @@ import (
 	"os"
 )
 
-// transportError turns an error from Config.Base, or from reading a body, into one safe to show that stays as
-// it is: err's text is read once, as outside text, and the result unwraps only to standIns, never to err.
+// transportError turns an error from Config.Base, or from reading a body, into
+// one safe to show that stays as it is: err's text is read once, as outside
+// text, and the result unwraps only to standIns, never to err.
 func transportError(err error, s *matcher) error {
 	return &redactedError{msg: `"` + s.show(err.Error(), maxTransportText) + `"`, inner: standIns(err)}
 }
 
-// maxTransportText is how many bytes a message gives a transport error's text: net/http's explanation comes
-// before any answer bytes it cites.
+// maxTransportText is how many bytes a message gives a transport error's text:
+// net/http's explanation comes before any answer bytes it cites.
 const maxTransportText = 300
 
 // redactedError is a transport error reduced to its shown text and its stand-ins.
@@ -26,12 +27,14 @@ type redactedError struct {
 func (e *redactedError) Error() string   { return e.msg }
 func (e *redactedError) Unwrap() []error { return e.inner }
 
-// maxChain bounds the walk of a transport error's chain, in errors looked at and errors waiting, so that one
-// unwrapping to itself, to an endless chain or to a hundred thousand errors costs no more than a real one.
+// maxChain bounds the walk of a transport error's chain, in errors looked at
+// and errors waiting, so that one unwrapping to itself, to an endless chain or
+// to a hundred thousand errors costs no more than a real one.
 const maxChain = 64
 
-// standIns returns, in values that keep nothing of err, what errors.Is and errors.As may ask of it: each
-// sentinel its chain matches, its first syscall.Errno, and whether its first net.Error is a timeout.
+// standIns returns, in values that keep nothing of err, what errors.Is and
+// errors.As may ask of it: each sentinel its chain matches, its first
+// syscall.Errno, and whether its first net.Error is a timeout.
 func standIns(err error) []error {
 	sentinels := []error{context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, io.ErrUnexpectedEOF, io.EOF}
 	var found []error
@@ -76,15 +79,15 @@ func standIns(err error) []error {
 	return found
 }
 
-// matches reports whether e itself, not its chain, is target as errors.Is sees it; every target is a comparable
-// sentinel.
+// matches reports whether e itself, not its chain, is target as errors.Is sees
+// it; every target is a comparable sentinel.
 func matches(e, target error) bool {
 	is, ok := e.(interface{ Is(error) bool })
 	return e == target || ok && is.Is(target)
 }
 
-// asItself returns e as a T, as errors.As would find it in e itself, not in its chain: e is a T, or says so
-// through an As method.
+// asItself returns e as a T, as errors.As would find it in e itself, not in its
+// chain: e is a T, or says so through an As method.
 func asItself[T any](e error) (T, bool) {
 	if t, ok := e.(T); ok {
 		return t, true
@@ -96,7 +99,8 @@ func asItself[T any](e error) (T, bool) {
 	return *new(T), false
 }
 
-// netError stands in for a net.Error from a transport error's chain, keeping only whether it was a timeout.
+// netError stands in for a net.Error from a transport error's chain, keeping
+// only whether it was a timeout.
 type netError struct{ timeout bool }
 
 func (e netError) Error() string   { return "network error" }
