@@ -1,34 +1,27 @@
 // Package blocklag tells which Ethereum JSON-RPC providers lag behind the
 // others, so that a failnext transport can skip them.
 //
-// A [Monitor] holds a fixed set of providers. [Monitor.Check] asks each for
-// its latest block and takes the highest height (with [Config.Quorum], the
-// Quorum-th highest) as the reference: a provider is eligible when it
-// answered and is at most [Config.MaxLag] blocks below it. The Check then
-// publishes these verdicts, an immutable snapshot that [Monitor.Eligible]
-// answers from, as the Eligible field of [failnext.Config]:
+// A [Monitor]'s [Monitor.Check] asks every provider for its latest block and
+// takes the highest height (see [Config.Quorum]) as the reference: a provider
+// is eligible when it answered and is at most [Config.MaxLag] below it. The
+// Check publishes these verdicts, which [Monitor.Eligible] answers from:
 //
 //	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
 //
 // Until a Check publishes, the Monitor is fail-open: every provider is
-// eligible. [Monitor.Status] shows what the verdicts rest on, and
-// [Monitor.Stats] counts what every Check did. The caller decides when to
-// Check: nothing of blocklag's runs between Checks.
+// eligible. [Monitor.Status] shows what verdicts rest on, [Monitor.Stats]
+// what every Check did.
 //
 // # Probes
 //
-// A probe is one POST, through [Config.Base] to the URL as configured, of
-// {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]} (and of
-// eth_chainId beside it until the provider confirms [Config.ChainID]), with
-// JSON Content-Type and Accept, Accept-Encoding identity, a User-Agent of
-// failnext-blocklag and Basic auth from the URL's userinfo. It succeeds on
-// status 200 with a body of at most 4096 bytes, as long as any
-// Content-Length says, that is one JSON object with "jsonrpc" "2.0", "id"
-// the number 1, no error but null, and a "result" of "0x" and 1 to 16
-// lowercase hex digits without leading zeros. Nothing is redirected or
-// retried. Under a Check whose context has a deadline, every probe ends a
-// tenth of the time left (at most a second) before it, failing as a
-// timeout, so that the Check can still publish what the others found.
+// A probe POSTs {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
+// (and eth_chainId, until [Config.ChainID] is confirmed) through [Config.Base]
+// to the URL as configured, with JSON Content-Type and Accept, Accept-Encoding
+// identity, User-Agent failnext-blocklag and Basic auth from the userinfo. It
+// needs status 200 and at most 4096 bytes, as many as any Content-Length says,
+// of one JSON object: "jsonrpc" "2.0", "id" 1, no error, and a "result" of "0x"
+// and 1 to 16 lowercase hex digits, no leading zero. Nothing is redirected or
+// retried. Under a deadline, probes time out a tenth of the time left (at most 1 s) before it.
 package blocklag
 
 import (
@@ -43,10 +36,8 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Monitor compares the heights of a fixed set of providers. Make one with
-// [New]; its methods are safe for concurrent use. On a nil Monitor, or one
-// not made by New, Check returns an error, Eligible false, and Status and
-// Stats their zero values.
+// Monitor compares the heights of a fixed set of providers. Its methods are
+// safe for concurrent use; on one not made by [New], they do nothing.
 type Monitor struct {
 	// Set by New and read-only afterwards.
 	endpoints    []endpoint
@@ -71,9 +62,8 @@ type Monitor struct {
 	counts  counts           // what Stats reports: the Check holding turn adds to it
 }
 
-// New returns a fail-open Monitor for cfg. An invalid Config is refused
-// with a nil Monitor and an error that names the endpoint, says which rule
-// it breaks, and shows of its URL at most the scheme.
+// New returns a fail-open Monitor for cfg, or an error that names the
+// endpoint and the rule it breaks, showing of its URL at most the scheme.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
@@ -100,20 +90,16 @@ func New(cfg Config) (*Monitor, error) {
 
 var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
-// Check probes every provider once, concurrently, and returns when every
-// probe has ended, with the first of these outcomes that applies:
+// Check probes every provider at once and returns, once all have ended:
 //
-//   - ctx is done: nothing is published, and the error matches ctx.Err()
-//     but is not a [*CheckError];
-//   - every probe failed: nothing is published, and a *CheckError holds
-//     every provider's [*ProbeError];
-//   - some failed: the verdicts are published, the failed providers
-//     ineligible, and a *CheckError holds theirs;
-//   - none failed: the verdicts are published, and Check returns nil.
+//   - ctx is done: nothing is published; an error, no *CheckError, matches ctx.Err();
+//   - every probe failed: nothing is published; a *CheckError holds them all;
+//   - some failed: it publishes, those ineligible; a *CheckError holds theirs;
+//   - none failed: it publishes and returns nil.
 //
 // A *CheckError with a timed-out probe matches context.DeadlineExceeded
-// too: try [errors.As] first. Checks run one at a time; a waiting one
-// returns ctx's error once ctx is done.
+// too: try [errors.As] first. Checks run one at a time, a waiting one
+// cancellable through ctx.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.turn == nil {
 		return errNotNew
@@ -204,11 +190,9 @@ func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithDeadlineCause(ctx, deadline.Add(-margin), &outOfCheckTime{after: (left - margin).Round(time.Millisecond)})
 }
 
-// Eligible reports the verdict on the provider with this ID in the
-// snapshot in force: true for every configured ID while fail-open, never
-// for an ID not configured or on a nil Monitor. It does no I/O, takes no
-// lock and allocates nothing. Two calls, even two of one failnext request,
-// may read two snapshots when a Check publishes between them.
+// Eligible reports the verdict on this ID in the snapshot in force (never
+// true for an ID not configured), with no I/O, lock or allocation. Two calls
+// of one failnext request may read two snapshots if a Check publishes between.
 func (m *Monitor) Eligible(id failnext.EndpointID) bool {
 	if m == nil {
 		return false

@@ -15,35 +15,25 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Config describes the providers a [Monitor] compares and the rules of
-// its verdicts. Every option is off at its zero value.
+// Config is the providers a [Monitor] compares, and options off at zero.
 type Config struct {
-	// Endpoints are the providers' HTTP JSON-RPC URLs under unique IDs, as
-	// given to [failnext.Config]. New copies the slice.
-	Endpoints []failnext.Endpoint
-	// MaxLag is how many blocks below the reference an eligible provider
-	// may be; zero keeps only those at the reference.
-	MaxLag uint64
-	// Base sends the probes: nil means [http.DefaultTransport]. It must send
-	// each to its URL, end it with its context, and never go through
-	// failnext (which would measure another provider under this ID). Clone
-	// it from http.DefaultTransport, whose dial and TLS timeouts bound the
-	// dials an [http.Transport] finishes after a probe is cancelled.
+	Endpoints []failnext.Endpoint // as given to failnext.Config; New copies the slice
+	MaxLag    uint64              // how many blocks below the reference an eligible provider may be
+	// Base sends the probes (nil: [http.DefaultTransport]) to their URLs, ending
+	// each with its context. Never failnext, which would measure another provider
+	// under this ID; a Clone of http.DefaultTransport keeps its dial timeouts.
 	Base http.RoundTripper
-	// ProbeTimeout bounds each probe; one that runs out fails as a timeout
-	// and the others stand. Below a provider's usual latency it flaps.
+	// ProbeTimeout bounds each probe; one that runs out fails as a timeout and
+	// the others stand. Below a provider's usual latency it flaps.
 	ProbeTimeout time.Duration
-	// Quorum, above one, makes the reference the Quorum-th highest height
-	// (the lowest, when fewer probes succeed), so that one provider far
-	// ahead cannot make the others ineligible; it stays eligible with lag
-	// 0 unless MaxAhead leaves it out. ChainID keeps out another chain.
-	Quorum int
-	// MaxAhead makes a provider more than MaxAhead blocks above the
-	// reference ineligible; it needs Quorum above one.
-	MaxAhead uint64
-	// ChainID is the chain every provider must serve (1: Ethereum mainnet).
-	// A provider's height counts once it has answered eth_chainId with it,
-	// as each Check asks until it does.
+	// Quorum, above one, makes the reference the Quorum-th highest height (the
+	// lowest, when fewer probes succeed), so that one provider far ahead cannot
+	// make the others ineligible. It stays eligible with lag 0 unless MaxAhead
+	// leaves it out; ChainID is what keeps out another chain.
+	Quorum   int
+	MaxAhead uint64 // with Quorum above one, how far above the reference an eligible provider may be
+	// ChainID is the chain every provider must serve (1: Ethereum mainnet): a
+	// height counts once its provider has answered eth_chainId with it.
 	ChainID uint64
 }
 

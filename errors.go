@@ -14,9 +14,7 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// ProbeError reports why one provider's probe failed. Every per-provider
-// failure that [Monitor.Check] reports is a *ProbeError, gathered in a
-// [*CheckError].
+// ProbeError reports why one provider's probe failed, in a [*CheckError].
 //
 // Its message names the endpoint and says what failed. Text blocklag did not
 // write (a provider's value or message, a transport error, the ID) is shown
@@ -29,22 +27,15 @@ import (
 // are both read percent-decoded with '+' as a space, so each spelling shows as
 // "[redacted]"; numeric fields stay exact.
 type ProbeError struct {
-	// Endpoint is the ID of the provider whose probe failed.
-	Endpoint failnext.EndpointID
-
-	// Err says why: a [*StatusError], [*RPCError], [*ChainIDError] or
-	// [ErrBadAnswer] for an answer amiss, [context.DeadlineExceeded] for a
-	// timeout. A Base's error is never kept, as its methods could show what the
-	// message hides: Err wraps stand-ins for what the first 64 errors of its
-	// chain matched (the context errors, [os.ErrDeadlineExceeded],
-	// [io.ErrUnexpectedEOF], [io.EOF], a [syscall.Errno], a [net.Error]'s
-	// Timeout).
+	Endpoint failnext.EndpointID // the provider whose probe failed
+	// Err wraps a [*StatusError], [*RPCError], [*ChainIDError] or [ErrBadAnswer]
+	// for an answer amiss. A Base's error is never kept: Err wraps only stand-ins
+	// for the standard errors its chain matched, [context.DeadlineExceeded] too.
 	Err     error
 	secrets *matcher // the Monitor's, set by Check; nil in one built by hand
 }
 
-// Error reads `blocklag: endpoint "ID": ` and then Err's text, outside text too
-// in a ProbeError built by hand; a nil one reads "blocklag: nil ProbeError".
+// Error reads `blocklag: endpoint "ID": ` and then Err's text.
 func (e *ProbeError) Error() string {
 	if e == nil {
 		return "blocklag: " + e.line()
@@ -75,9 +66,7 @@ func (e *ProbeError) Unwrap() error {
 	return e.Err
 }
 
-// Reason classifies the failure by the codes in Err, never by its text: the
-// first Reason constant, in the order listed, whose description matches. A nil
-// *ProbeError, like one without Err, is ReasonTransport.
+// Reason is the first Reason listed that Err's codes, never its text, match.
 func (e *ProbeError) Reason() Reason {
 	if e == nil {
 		return ReasonTransport
@@ -122,12 +111,10 @@ const (
 
 // CheckError is what [Monitor.Check] returns whenever a probe failed.
 type CheckError struct {
-	// Errors has one *ProbeError per failed endpoint, in configured order.
-	Errors []*ProbeError
-	// Published reports whether the Check published a snapshot: whether a probe succeeded.
-	Published bool
-	probes    int      // how many endpoints Check probed; 0 in one built by hand
-	secrets   *matcher // as in ProbeError
+	Errors    []*ProbeError // one per failed endpoint, in configured order
+	Published bool          // whether the Check published: whether a probe succeeded
+	probes    int           // how many endpoints Check probed; 0 in one built by hand
+	secrets   *matcher      // as in ProbeError
 }
 
 // Error is one line: `blocklag: 2 of 3 probes failed, verdicts published:
@@ -160,24 +147,17 @@ func (e *CheckError) Unwrap() []error {
 	return errs
 }
 
-// StatusError reports that a provider answered with an HTTP status other than
-// 200, a redirect included.
+// StatusError reports an HTTP status other than 200, redirects included.
 type StatusError struct {
 	StatusCode int
-	// RetryAfter is the answer's Retry-After header: its seconds, or the time
-	// from the answer's Date header (else the Check's clock) to its HTTP-date
-	// in any form [http.ParseTime] reads; 0 when absent, unreadable or past,
-	// the largest Duration when too large.
+	// RetryAfter is the Retry-After header: seconds, or an HTTP-date less the
+	// answer's Date (else now); 0 when absent, unreadable or past.
 	RetryAfter time.Duration
-	// RPC is the error of a body that was a JSON-RPC 2.0 error object ("id" 1
-	// or null, an "error" with an integer "code" and, if any, a string
-	// "message") within the limits of any answer; nil otherwise.
-	RPC     *RPCError
-	secrets *matcher // as in ProbeError
+	RPC        *RPCError // the JSON-RPC 2.0 error object that the body held (id 1 or null), or nil
+	secrets    *matcher  // as in ProbeError
 }
 
-// Error reads "HTTP status 503", then RPC's text and the RetryAfter when set:
-// `HTTP status 429: RPC error -32005: "limit exceeded", retry after 1m0s`.
+// Error reads `HTTP status 429: RPC error -32005: "limit exceeded", retry after 1m0s`.
 func (e *StatusError) Error() string {
 	if e == nil {
 		return "nil StatusError"
@@ -192,7 +172,7 @@ func (e *StatusError) Error() string {
 	return e.secrets.mask(msg)
 }
 
-// Unwrap returns RPC, or nil when it is not set.
+// Unwrap returns RPC when set.
 func (e *StatusError) Unwrap() error {
 	if e == nil || e.RPC == nil {
 		return nil // not a nil *RPCError, which errors.As would find
@@ -202,10 +182,8 @@ func (e *StatusError) Unwrap() error {
 
 // RPCError reports that a provider answered with a JSON-RPC error object.
 type RPCError struct {
-	Code int
-	// Message is the provider's message exactly as the ProbeError's text shows
-	// it between quotes: reduced, masked and clipped.
-	Message string
+	Code    int
+	Message string   // as the ProbeError's text shows it: sanitized, masked, clipped
 	secrets *matcher // as in ProbeError
 }
 
@@ -220,8 +198,7 @@ func (e *RPCError) Error() string {
 // ErrorCode returns Code, as go-ethereum's rpc.Error interface asks.
 func (e *RPCError) ErrorCode() int { return e.Code }
 
-// ChainIDError reports that, with Config.ChainID set, a provider answered
-// eth_chainId with another chain.
+// ChainIDError reports a provider on another chain than Config.ChainID.
 type ChainIDError struct {
 	Got, Want uint64
 	secrets   *matcher // as in ProbeError
@@ -235,7 +212,6 @@ func (e *ChainIDError) Error() string {
 	return e.secrets.mask(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
 }
 
-// ErrBadAnswer is matched, through [errors.Is], by every answer that breaks the
-// rules of [Monitor.Check]. A body shorter than its stated length fails as a
-// cut connection: a transport error wrapping [io.ErrUnexpectedEOF].
+// ErrBadAnswer is matched by every answer that breaks the rules of a probe. A
+// body shorter than its Content-Length fails as a cut connection instead.
 var ErrBadAnswer = errors.New("bad answer")

@@ -7,10 +7,8 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Stats counts what the Checks of a Monitor did since [New], published or
-// not: when every provider rejects its key, nothing is published and
-// Status stays as it was, but the failures show here. Its JSON and slog
-// names are Status's.
+// Stats counts what a Monitor's Checks did, published or not: failures that
+// published nothing show here, not in Status. Its names are Status's.
 type Stats struct {
 	Checks    uint64          `json:"checks"`    // Checks that sent probes, one to each endpoint
 	Published uint64          `json:"published"` // of those, the ones that published
@@ -23,9 +21,7 @@ type EndpointStats struct {
 	Failures map[Reason]uint64   `json:"failures"` // its failed probes by Reason, every Reason from 0
 }
 
-// Stats returns the counts so far, as a copy the caller may keep. It never
-// waits for a Check, which it may count in part; Published and each
-// endpoint's failures are at most Checks.
+// Stats returns the counts so far as a copy, never waiting for a Check.
 func (m *Monitor) Stats() Stats {
 	if m == nil || m.turn == nil {
 		return Stats{}
@@ -46,8 +42,7 @@ func (m *Monitor) Stats() Stats {
 	return st
 }
 
-// LogValue logs a Stats as a group: checks, published, and endpoints keyed
-// by ID, each with a group failures.
+// LogValue logs the JSON members, the endpoints as groups keyed by ID.
 func (s Stats) LogValue() slog.Value {
 	eps := make([]slog.Attr, len(s.Endpoints))
 	for i, e := range s.Endpoints {

@@ -9,37 +9,29 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Status is what the verdicts in force rest on: the snapshot that
-// Eligible answers from, for logs, status pages and alerts. While
-// fail-open only MaxLag and each endpoint's ID and Eligible are set.
+// Status is the snapshot that Eligible answers from, for logs and status
+// pages; while fail-open, only MaxLag, IDs and verdicts are set.
 type Status struct {
 	Checked   time.Time // when the publishing Check finished probing
 	Reference uint64    // the height lag is measured from
 	MaxLag    uint64    // Config.MaxLag
-	// Advanced is the Checked time of the latest Check whose reference rose
-	// with a new high of some endpoint at or above it: not for one catching
-	// up, coming back or above a Quorum reference, but for one climbing
-	// while the leader fails. It never moves back, and changes no verdict.
+	// Advanced is the Checked time of the latest Check whose reference rose with
+	// an endpoint's new high at or above it (also while the leader fails).
 	Advanced  time.Time
 	Endpoints []EndpointStatus // in configured order
 }
 
 // EndpointStatus is one endpoint's part of a Status.
 type EndpointStatus struct {
-	ID       failnext.EndpointID
-	Eligible bool // what Eligible(ID) answers from the same snapshot
-	// Height is the height it reported, Lag how far below the reference
-	// and Ahead how far above it; all 0 unless its probe succeeded.
-	Height, Lag, Ahead uint64
+	ID                 failnext.EndpointID
+	Eligible           bool          // what Eligible(ID) answers from the same snapshot
+	Height, Lag, Ahead uint64        // its height, and how far below or above the reference; 0 if it failed
 	Err                error         // its *ProbeError (shared: read-only), or nil
 	Latency            time.Duration // how long its probe took
-	// Advanced is the Checked time of the latest Check in which it reported
-	// a height above all before; a failure keeps it.
-	Advanced time.Time
+	Advanced           time.Time     // the Checked time of its latest new high
 }
 
-// Reason is why its probe failed: the [ProbeError.Reason] of Err's chain,
-// or "" when Err is nil.
+// Reason is the [ProbeError.Reason] of Err's chain, or "" when Err is nil.
 func (e EndpointStatus) Reason() Reason {
 	if e.Err == nil {
 		return ""
@@ -47,8 +39,7 @@ func (e EndpointStatus) Reason() Reason {
 	return (&ProbeError{Err: e.Err}).Reason()
 }
 
-// Status returns the snapshot in force, as a copy the caller may keep. It
-// never waits for a Check.
+// Status returns the snapshot in force as a copy, never waiting for a Check.
 func (m *Monitor) Status() Status {
 	if m == nil {
 		return Status{}
@@ -68,9 +59,8 @@ func (m *Monitor) Status() Status {
 //	 {"id":"a","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"},
 //	 {"id":"b","eligible":false,"latency_seconds":0.3,"reason":"http_status","error":"blocklag: endpoint \"b\": HTTP status 503"}]}
 //
-// checked, reference and latency_seconds once a Check has published;
-// height and lag when the probe succeeded (even at 0), reason and error
-// when it failed; advanced and ahead when not zero.
+// checked, reference and latency_seconds once a Check has published; height
+// and lag when the probe succeeded, reason and error when not; the rest if set.
 func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.json()) }
 
 // json is s's JSON form.
@@ -89,8 +79,7 @@ func (s Status) json() statusJSON {
 	return out
 }
 
-// MarshalJSON writes one endpoint of [Status.MarshalJSON], counting a
-// Check as published when Err or Advanced is set.
+// MarshalJSON writes one endpoint as [Status.MarshalJSON] does.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
 	return json.Marshal(e.json(e.Err != nil || !e.Advanced.IsZero()))
 }
@@ -142,9 +131,8 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 	return out
 }
 
-// LogValue logs a Status through log/slog with its JSON members, names
-// and units, the endpoints as groups keyed by ID, so that the text handler
-// writes keys such as status.endpoints.primary.lag.
+// LogValue logs the JSON members, the endpoints as groups keyed by ID:
+// status.endpoints.primary.lag.
 func (s Status) LogValue() slog.Value {
 	j := s.json()
 	var attrs []slog.Attr
