@@ -9,9 +9,9 @@ import (
 // valid is the answer of a provider at height 100.
 const valid = `{"jsonrpc":"2.0","id":1,"result":"0x64"}`
 
-// judgeCases are the answer rules, one body each; they also seed FuzzJudge. The probe always sends id 1, so a
-// provider that answers every request with id 1, whatever the request carried, is judged on its height; any
-// other id fails it.
+// judgeCases are the answer rules, one body each; they also seed FuzzJudge. The
+// probe always sends id 1, so a provider that answers every request with id 1,
+// whatever the request carried, is judged on its height; any other id fails it.
 var judgeCases = []struct {
 	name   string
 	body   string
@@ -90,8 +90,9 @@ func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
 			if resolved == nil {
 				t.Fatalf("judge accepted %d; want an error saying %q", height, tt.want)
 			}
-			// A JSON-RPC error object is the provider's own answer; any other refusal is an answer that breaks
-			// the rules, which code sees as ErrBadAnswer and its Reason.
+			// A JSON-RPC error object is the provider's own answer; any other
+			// refusal is an answer that breaks the rules, which code sees as
+			// ErrBadAnswer and its Reason.
 			if !strings.Contains(resolved.Error(), tt.want) {
 				t.Fatalf("judge's error is %v; want it to say %q", resolved, tt.want)
 			}
@@ -108,12 +109,13 @@ func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
 	}
 }
 
-// answerStart is how the answer real nodes send begins, written out here rather than taken from the code under
-// test.
+// answerStart is how the answer real nodes send begins, written out here rather
+// than taken from the code under test.
 const answerStart = `{"jsonrpc":"2.0","id":1,"result":"0x`
 
-// compactCases say which bodies the shortcut for the common answer recognises: only its exact compact form;
-// each body it recognises the full parser accepts with the same height.
+// compactCases say which bodies the shortcut for the common answer recognises:
+// only its exact compact form; each body it recognises the full parser accepts
+// with the same height.
 var compactCases = []struct {
 	name       string
 	body       string

@@ -30,8 +30,8 @@ var (
 	parallelSink atomic.Int64
 )
 
-// benchIDs are the IDs the Eligible benchmarks ask about in turn: two configured and one unknown, as a failnext
-// request over a small set would.
+// benchIDs are the IDs the Eligible benchmarks ask about in turn: two
+// configured and one unknown, as a failnext request over a small set would.
 var benchIDs = []failnext.EndpointID{"primary", "backup", "unknown"}
 
 // BenchmarkMapLookup is the floor for Eligible: a plain map lookup of the same IDs.
@@ -81,8 +81,8 @@ func BenchmarkEligible(b *testing.B) {
 	})
 }
 
-// BenchmarkStatus measures one Status call after a Check over two providers: a copy of the endpoint list, one
-// allocation.
+// BenchmarkStatus measures one Status call after a Check over two providers: a
+// copy of the endpoint list, one allocation.
 func BenchmarkStatus(b *testing.B) {
 	primary, backup := newProvider(b, 100), newProvider(b, 110)
 	m := mustNew(b, Config{Endpoints: named("primary", primary.URL, "backup", backup.URL), MaxLag: 3})
@@ -97,27 +97,29 @@ func BenchmarkStatus(b *testing.B) {
 	}
 }
 
-// benchTransport keeps one idle connection per provider however many there are (http.DefaultTransport keeps 100
-// in all).
+// benchTransport keeps one idle connection per provider however many there are
+// (http.DefaultTransport keeps 100 in all).
 func benchTransport(b *testing.B) *http.Transport {
 	tr := &http.Transport{MaxIdleConnsPerHost: 1}
 	b.Cleanup(tr.CloseIdleConnections)
 	return tr
 }
 
-// remoteProvidersEnv, set in a test binary's environment, makes TestMain serve remoteProviders loopback
-// providers instead of running tests: the child process of BenchmarkClientSide and BenchmarkNonOKAnswer.
+// remoteProvidersEnv, set in a test binary's environment, makes TestMain serve
+// remoteProviders loopback providers instead of running tests: the child
+// process of BenchmarkClientSide and BenchmarkNonOKAnswer.
 const remoteProvidersEnv = "BLOCKLAG_BENCH_PROVIDERS"
 
 // remoteProviders is how many providers the child serves.
 const remoteProviders = 8
 
-// remoteAnswer is what every remote provider sends: the compact form real nodes send, with a mainnet-sized
-// height and a final newline.
+// remoteAnswer is what every remote provider sends: the compact form real nodes
+// send, with a mainnet-sized height and a final newline.
 const remoteAnswer = `{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n"
 
-// remoteFailures are the failed answers the remote providers also serve, for BenchmarkNonOKAnswer: each body
-// once with its status and once with 200, with the same headers, so that the two answers are the same size.
+// remoteFailures are the failed answers the remote providers also serve, for
+// BenchmarkNonOKAnswer: each body once with its status and once with 200, with
+// the same headers, so that the two answers are the same size.
 var remoteFailures = []struct {
 	name   string
 	status int
@@ -128,12 +130,13 @@ var remoteFailures = []struct {
 		strings.Repeat("<p>The node behind this gateway did not answer in time. Try again later.</p>\n", 6) + "</body></html>\n"},
 }
 
-// remoteFailurePath is where the remote providers serve a remoteFailures body with status: /429/rpc-error,
-// /200/rpc-error and so on.
+// remoteFailurePath is where the remote providers serve a remoteFailures body
+// with status: /429/rpc-error, /200/rpc-error and so on.
 func remoteFailurePath(status int, name string) string { return fmt.Sprintf("/%d/%s", status, name) }
 
-// serveRemoteProviders runs in the child process: it serves the providers, prints their URLs one a line, and
-// exits once its stdin closes, which happens when the parent ends too, so it never outlives the benchmark.
+// serveRemoteProviders runs in the child process: it serves the providers,
+// prints their URLs one a line, and exits once its stdin closes, which happens
+// when the parent ends too, so it never outlives the benchmark.
 func serveRemoteProviders() {
 	type failure struct {
 		status int
@@ -170,8 +173,8 @@ func serveRemoteProviders() {
 	os.Exit(0)
 }
 
-// remoteURLs starts the child process that serves the remote providers and returns their URLs. The child ends
-// with b.
+// remoteURLs starts the child process that serves the remote providers and
+// returns their URLs. The child ends with b.
 func remoteURLs(b *testing.B) []string {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -218,8 +221,9 @@ func remoteMonitor(b *testing.B, urls []string, path string) *Monitor {
 	return mustNew(b, Config{Endpoints: named(pairs...), Base: benchTransport(b)})
 }
 
-// BenchmarkClientSide measures a Check of the remote providers, so that only the client side is counted, beside
-// its floor: the same POSTs from a bare http.Client, one goroutine each, each answer read whole.
+// BenchmarkClientSide measures a Check of the remote providers, so that only
+// the client side is counted, beside its floor: the same POSTs from a bare
+// http.Client, one goroutine each, each answer read whole.
 //
 //	go test -run '^$' -bench 'ClientSide|NonOKAnswer' -benchmem -benchtime 2000x -count 10
 func BenchmarkClientSide(b *testing.B) {
@@ -234,9 +238,9 @@ func BenchmarkClientSide(b *testing.B) {
 	})
 }
 
-// BenchmarkNonOKAnswer shows that reading the body of an answer that is not 200 costs a probe what a 200 answer
-// of that size costs: each remoteFailures body comes with 200 and with its status, and every probe fails as it
-// should.
+// BenchmarkNonOKAnswer shows that reading the body of an answer that is not 200
+// costs a probe what a 200 answer of that size costs: each remoteFailures body
+// comes with 200 and with its status, and every probe fails as it should.
 func BenchmarkNonOKAnswer(b *testing.B) {
 	urls := remoteURLs(b)
 	for _, f := range remoteFailures {
@@ -259,7 +263,8 @@ func BenchmarkNonOKAnswer(b *testing.B) {
 	}
 }
 
-// barePosts makes one plain POST of the probe's body per URL, all at once, and reads each answer whole.
+// barePosts makes one plain POST of the probe's body per URL, all at once, and
+// reads each answer whole.
 func barePosts(client *http.Client, urls []string) error {
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
@@ -282,8 +287,8 @@ func barePosts(client *http.Client, urls []string) error {
 	return errors.Join(errs...)
 }
 
-// perProbe runs round, which makes probes requests, once to open the connections and then under b.Loop, and
-// reports its cost per probe.
+// perProbe runs round, which makes probes requests, once to open the
+// connections and then under b.Loop, and reports its cost per probe.
 func perProbe(b *testing.B, probes int, round func() error) {
 	b.Helper()
 	if err := round(); err != nil {
@@ -303,15 +308,16 @@ func perProbe(b *testing.B, probes int, round func() error) {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/probe")
 }
 
-// keyedURL is endpoint i's URL, with keys in its user info, path and query, spread as real keys are.
+// keyedURL is endpoint i's URL, with keys in its user info, path and query,
+// spread as real keys are.
 func keyedURL(i int) string {
 	key := uint64(i+1) * 0x9e3779b97f4a7c15
 	return fmt.Sprintf("https://user%d:%x@rpc.example/v3/%016x%016x?chain=main;apikey=%x", i, key>>20, key, ^key, key>>8)
 }
 
-// BenchmarkCheckEveryProbeFailing measures a Check whose every probe fails in Config.Base, at 10 and 1000
-// endpoints, with a Base error that quotes the URL or nothing: ns/endpoint at 1000 stays within twice that at
-// 10.
+// BenchmarkCheckEveryProbeFailing measures a Check whose every probe fails in
+// Config.Base, at 10 and 1000 endpoints, with a Base error that quotes the URL
+// or nothing: ns/endpoint at 1000 stays within twice that at 10.
 //
 //	go test -run '^$' -bench EveryProbeFailing -benchtime 20x
 func BenchmarkCheckEveryProbeFailing(b *testing.B) {
@@ -343,9 +349,10 @@ func BenchmarkCheckEveryProbeFailing(b *testing.B) {
 	}
 }
 
-// BenchmarkTransportText measures turning a transport error's text into what a message shows, beside the
-// secrets of 10 endpoints: a text of 1 KB, 9 MB of x, and the key repeated to 9 MB cost the same, as only what
-// the message can show is read.
+// BenchmarkTransportText measures turning a transport error's text into what a
+// message shows, beside the secrets of 10 endpoints: a text of 1 KB, 9 MB of x,
+// and the key repeated to 9 MB cost the same, as only what the message can show
+// is read.
 func BenchmarkTransportText(b *testing.B) {
 	eps := make([]endpoint, 10)
 	for i := range eps {
@@ -372,8 +379,9 @@ func BenchmarkTransportText(b *testing.B) {
 	}
 }
 
-// BenchmarkNew measures New, which builds the matcher of every secret, for one endpoint with a 1 MB key and for
-// 1,000 with 4 KB keys: the cost follows the secrets' bytes, with no limit of the matcher's own.
+// BenchmarkNew measures New, which builds the matcher of every secret, for one
+// endpoint with a 1 MB key and for 1,000 with 4 KB keys: the cost follows the
+// secrets' bytes, with no limit of the matcher's own.
 func BenchmarkNew(b *testing.B) {
 	key := func(i, size int) string {
 		var k strings.Builder

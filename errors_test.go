@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// failureCase is one way a probe fails, and how code must see it; statuses, bodies, transport errors and answer
-// rules have tables of their own.
+// failureCase is one way a probe fails, and how code must see it; statuses,
+// bodies, transport errors and answer rules have tables of their own.
 type failureCase struct {
 	name         string
 	body         string // what the provider answers eth_blockNumber with; "" is its own answer
@@ -68,8 +68,8 @@ var failures = []failureCase{
 	}, reason: ReasonTransport},
 }
 
-// Every failure reaches code as a type through errors.As on Check's error, and its Reason comes from codes
-// alone, never from the message.
+// Every failure reaches code as a type through errors.As on Check's error, and
+// its Reason comes from codes alone, never from the message.
 func TestEveryFailureReachesCodeAsATypeWithItsReason(t *testing.T) {
 	for _, f := range failures {
 		t.Run(f.name, func(t *testing.T) {
@@ -117,7 +117,8 @@ func (f failureCase) config(t *testing.T) Config {
 	return cfg
 }
 
-// probeOne checks the one endpoint cfg has, "a", which must fail, and returns its ProbeError and Check's error.
+// probeOne checks the one endpoint cfg has, "a", which must fail, and returns
+// its ProbeError and Check's error.
 func probeOne(t *testing.T, cfg Config) (*ProbeError, error) {
 	t.Helper()
 	err := check(mustNew(t, cfg))
@@ -128,8 +129,8 @@ func probeOne(t *testing.T, cfg Config) (*ProbeError, error) {
 	return pe, err
 }
 
-// Reason looks through any wrapping, in the Err and around the ProbeError, and an Err that matches two kinds
-// gets the one listed first.
+// Reason looks through any wrapping, in the Err and around the ProbeError, and
+// an Err that matches two kinds gets the one listed first.
 func TestReasonFollowsTheListedOrderInHandBuiltErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -166,8 +167,8 @@ func TestReasonFollowsTheListedOrderInHandBuiltErrors(t *testing.T) {
 	}
 }
 
-// Check's error is one line that counts the failures and says whether the verdicts were published, with each
-// ProbeError in configured order.
+// Check's error is one line that counts the failures and says whether the
+// verdicts were published, with each ProbeError in configured order.
 func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
 	down, limited, up := newProvider(t, 100), newProvider(t, 100), newProvider(t, 100)
 	down.on("eth_blockNumber", reply(503, ""))
@@ -208,8 +209,8 @@ func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
 	}
 }
 
-// Hand-built errors show one line, their outside text reduced, and a nil *ProbeError, alone or in a CheckError,
-// has a message and a reason.
+// Hand-built errors show one line, their outside text reduced, and a nil
+// *ProbeError, alone or in a CheckError, has a message and a reason.
 func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 	const hostile = "a\nb\x1b[2J\u0085\u202e\xff"
 	pe := &ProbeError{Endpoint: hostile, Err: errors.New(hostile)}
@@ -230,8 +231,8 @@ func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 	}
 }
 
-// A nil pointer of every error type has a text, and a CheckError holding a nil ProbeError neither panics nor
-// matches what it does not hold.
+// A nil pointer of every error type has a text, and a CheckError holding a nil
+// ProbeError neither panics nor matches what it does not hold.
 func TestNilErrorsHaveATextAndNeverPanic(t *testing.T) {
 	holdingNil := &CheckError{Errors: []*ProbeError{nil}}
 	for _, err := range []error{(*ProbeError)(nil), (*CheckError)(nil), (*StatusError)(nil), (*RPCError)(nil), (*ChainIDError)(nil), holdingNil} {

@@ -9,13 +9,14 @@ import (
 	"testing"
 )
 
-// canonicalQuantity is the Ethereum execution API's pattern for a uint QUANTITY, narrowed to values that fit in
-// 64 bits.
+// canonicalQuantity is the Ethereum execution API's pattern for a uint
+// QUANTITY, narrowed to values that fit in 64 bits.
 var canonicalQuantity = regexp.MustCompile(`^0x(0|[1-9a-f][0-9a-f]{0,15})$`)
 
-// acceptedIndependently is a second, differently built judge: it decodes the body with json.Unmarshal into a
-// map (where judge walks tokens), and checks the result with a regular expression and strconv.ParseUint (where
-// judge checks characters). It cannot see members named twice.
+// acceptedIndependently is a second, differently built judge: it decodes the
+// body with json.Unmarshal into a map (where judge walks tokens), and checks
+// the result with a regular expression and strconv.ParseUint (where judge
+// checks characters). It cannot see members named twice.
 func acceptedIndependently(body []byte) (uint64, bool) {
 	if len(body) > maxBody {
 		return 0, false
@@ -41,8 +42,8 @@ func acceptedIndependently(body []byte) (uint64, bool) {
 	return height, err == nil
 }
 
-// decodeNumber decodes raw keeping numbers as written, and reports whether it is a JSON number at all (a string
-// "1" is not).
+// decodeNumber decodes raw keeping numbers as written, and reports whether it
+// is a JSON number at all (a string "1" is not).
 func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -55,10 +56,11 @@ func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 }
 
 // FuzzJudge feeds the judge arbitrary bodies, seeded from the table of
-// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule. It must never panic; a rejection's message, as Check reports
-// it, holds no control character; whenever it accepts, the independent judge agrees on the verdict and the
-// height, which it reads only from a result in canonical form. Run longer with: go test -run '^$' -fuzz
-// FuzzJudge -fuzztime 5m -parallel 1
+// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule. It must never panic; a
+// rejection's message, as Check reports it, holds no control character;
+// whenever it accepts, the independent judge agrees on the verdict and the
+// height, which it reads only from a result in canonical form. Run longer with:
+// go test -run '^$' -fuzz FuzzJudge -fuzztime 5m -parallel 1
 func FuzzJudge(f *testing.F) {
 	for _, c := range judgeCases {
 		f.Add([]byte(c.body))

@@ -14,12 +14,12 @@ import (
 	"time"
 )
 
-// hostileCase is a provider behaviour that only a real HTTP exchange shows; the answer rules themselves are
-// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule's.
+// hostileCase is a provider behaviour that only a real HTTP exchange shows; the
+// answer rules themselves are TestJudgeAcceptsOnlyAnswersThatKeepEveryRule's.
 type hostileCase struct {
 	name string
-	// target starts the provider and returns its URL, to which secrets are added; good is the URL of a good
-	// provider at height 100.
+	// target starts the provider and returns its URL, to which secrets are
+	// added; good is the URL of a good provider at height 100.
 	target       func(t *testing.T, good string) string
 	probeTimeout time.Duration
 	want         string // "" means height 100 is read; else part of the ProbeError
@@ -49,18 +49,20 @@ var hostileCases = []hostileCase{
 	{name: "an answer with Content-Type text/plain", target: serve(withContentType("text/plain; charset=utf-8"))},
 }
 
-// Each provider is checked beside a good one at the same height, with MaxLag 0 and secrets in its URL. Whatever
-// it does, the Check ends within its context, follows no redirect, closes every body and shows no secret; a
-// failing provider gets a short one-line ProbeError naming it and the fault, and is published ineligible beside
-// the good one.
+// Each provider is checked beside a good one at the same height, with MaxLag 0
+// and secrets in its URL. Whatever it does, the Check ends within its context,
+// follows no redirect, closes every body and shows no secret; a failing
+// provider gets a short one-line ProbeError naming it and the fault, and is
+// published ineligible beside the good one.
 func TestHostileProvidersCannotStallOrFoolACheck(t *testing.T) {
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, false) })
 	}
 }
 
-// The chain ID request meets one behaviour of each kind as the height probe does, and its failure says it was
-// the chain ID request. The answers report 100, which is then the chain ID to confirm.
+// The chain ID request meets one behaviour of each kind as the height probe
+// does, and its failure says it was the chain ID request. The answers report
+// 100, which is then the chain ID to confirm.
 func TestChainIDRequestMeetsHostileProvidersAsTheHeightProbeDoes(t *testing.T) {
 	for _, c := range hostileCases {
 		if c.chain {
@@ -69,8 +71,9 @@ func TestChainIDRequestMeetsHostileProvidersAsTheHeightProbeDoes(t *testing.T) {
 	}
 }
 
-// run checks the hostile provider beside a good one. With onChainID the Base answers every height probe itself,
-// so the providers see only chain ID requests.
+// run checks the hostile provider beside a good one. With onChainID the Base
+// answers every height probe itself, so the providers see only chain ID
+// requests.
 func (c hostileCase) run(t *testing.T, onChainID bool) {
 	good := newProvider(t, 100)
 	base := &recorder{}
@@ -197,8 +200,8 @@ func drip(status int) http.HandlerFunc {
 	}
 }
 
-// huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB (one member of 1 MiB sent 64 times), from
-// buffers made once.
+// huge streams 64 MiB, plainly or as gzip that inflates to 64 MiB (one member
+// of 1 MiB sent 64 times), from buffers made once.
 func huge(compressed bool) http.HandlerFunc {
 	chunk := bytes.Repeat([]byte(" "), 1<<20)
 	if compressed {

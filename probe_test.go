@@ -18,8 +18,9 @@ import (
 	"time"
 )
 
-// Every request goes through Config.Base, which is never closed, to the URL as configured (readRequest checks
-// the rest); the chain ID request goes out only with ChainID set, until the provider has confirmed.
+// Every request goes through Config.Base, which is never closed, to the URL as
+// configured (readRequest checks the rest); the chain ID request goes out only
+// with ChainID set, until the provider has confirmed.
 func TestProbesArePostsToTheURLAsConfiguredThroughBase(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -54,9 +55,10 @@ func TestProbesArePostsToTheURLAsConfiguredThroughBase(t *testing.T) {
 	}
 }
 
-// Any status but 200 fails the probe as a *StatusError after one request: nothing is retried, and no redirect
-// is followed, whatever its Location (the good provider one names is never asked). Its Reason tells a refusal
-// from a broken provider. The body, a valid answer here, leaves it plain.
+// Any status but 200 fails the probe as a *StatusError after one request:
+// nothing is retried, and no redirect is followed, whatever its Location (the
+// good provider one names is never asked). Its Reason tells a refusal from a
+// broken provider. The body, a valid answer here, leaves it plain.
 func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 	good := newProvider(t, 100)
 	tests := []struct {
@@ -103,8 +105,9 @@ func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
 	}
 }
 
-// A Base that breaks the RoundTripper contract fails the probe as a transport failure that says how (an answer
-// without a body is an empty one), and a body it returned beside an error is closed all the same.
+// A Base that breaks the RoundTripper contract fails the probe as a transport
+// failure that says how (an answer without a body is an empty one), and a body
+// it returned beside an error is closed all the same.
 func TestBaseThatBreaksTheContractFailsTheProbe(t *testing.T) {
 	closed := make(chan struct{})
 	tests := []struct {
@@ -140,10 +143,11 @@ func TestBaseThatBreaksTheContractFailsTheProbe(t *testing.T) {
 	}
 }
 
-// The body of an answer that is not 200 is read under the limits of any answer. Only a JSON-RPC 2.0 error
-// object in it counts: the *StatusError keeps it as an *RPCError, whose code 429 or -32005 makes any status
-// rate limited. Any other body, or one that breaks a limit, leaves a plain *StatusError: never a transport
-// failure or a bad answer.
+// The body of an answer that is not 200 is read under the limits of any answer.
+// Only a JSON-RPC 2.0 error object in it counts: the *StatusError keeps it as
+// an *RPCError, whose code 429 or -32005 makes any status rate limited. Any
+// other body, or one that breaks a limit, leaves a plain *StatusError: never a
+// transport failure or a bad answer.
 func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
 	infura := rpcErrorAnswer(-32005, "daily request count exceeded")
 	limit := &RPCError{Code: -32005, Message: "daily request count exceeded"}
@@ -245,7 +249,8 @@ func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
 	}
 }
 
-// contextReader is a body that never ends: every Read waits for ctx to end and fails with its error.
+// contextReader is a body that never ends: every Read waits for ctx to end and
+// fails with its error.
 type contextReader struct{ ctx context.Context }
 
 func (r contextReader) Read([]byte) (int, error) {
@@ -263,9 +268,10 @@ func (spaces) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// StatusError.RetryAfter reads Retry-After: seconds, or an HTTP-date in any of its three forms taken from the
-// answer's Date or, without a readable one, from the Check's clock (here 10:00:00, a Friday). It is 0 when
-// absent, unreadable or past, and at most the largest Duration.
+// StatusError.RetryAfter reads Retry-After: seconds, or an HTTP-date in any of
+// its three forms taken from the answer's Date or, without a readable one, from
+// the Check's clock (here 10:00:00, a Friday). It is 0 when absent, unreadable
+// or past, and at most the largest Duration.
 func TestRetryAfterIsReadInEveryForm(t *testing.T) {
 	const (
 		date   = "Fri, 02 Jan 2026 10:00:00 GMT" // the Check's clock, as an answer's Date
@@ -333,10 +339,11 @@ func TestRetryAfterIsReadInEveryForm(t *testing.T) {
 	}
 }
 
-// An answer must be as long as its Content-Length says (a ContentLength of 0 states one only beside a
-// Content-Length header, as a Base building answers in memory often leaves it unset). A body longer than that,
-// or over 4096 bytes whatever it says, is a bad answer; one that ends short of it cannot be told from a cut
-// connection.
+// An answer must be as long as its Content-Length says (a ContentLength of 0
+// states one only beside a Content-Length header, as a Base building answers in
+// memory often leaves it unset). A body longer than that, or over 4096 bytes
+// whatever it says, is a bad answer; one that ends short of it cannot be told
+// from a cut connection.
 func TestAnswerMustBeAsLongAsItsContentLengthSays(t *testing.T) {
 	const broken = "<a read error>" // at the end of a body, where reading it fails
 	tests := []struct {
@@ -403,8 +410,9 @@ func TestAnswerMustBeAsLongAsItsContentLengthSays(t *testing.T) {
 	}
 }
 
-// An endpoint is asked its chain ID in every Check until it answers right, and never after. Until then its
-// probe fails saying why, and its height counts for nothing, however far ahead.
+// An endpoint is asked its chain ID in every Check until it answers right, and
+// never after. Until then its probe fails saying why, and its height counts for
+// nothing, however far ahead.
 func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -479,8 +487,8 @@ func TestChainIDConfirmedInACheckThatPublishesNothingIsKept(t *testing.T) {
 	}
 }
 
-// Each handler holds its answer until the other request of the probe has arrived, so requests sent one after
-// the other would hang until the deadline.
+// Each handler holds its answer until the other request of the probe has
+// arrived, so requests sent one after the other would hang until the deadline.
 func TestChainIDRequestRunsAlongsideHeightProbe(t *testing.T) {
 	p := newProvider(t, 1)
 	arrived := map[string]chan struct{}{"eth_blockNumber": make(chan struct{}), "eth_chainId": make(chan struct{})}
@@ -504,9 +512,9 @@ func TestChainIDRequestRunsAlongsideHeightProbe(t *testing.T) {
 	}
 }
 
-// net/http hands a 101 answer over with the raw connection as its body, which the context no longer closes: the
-// probe closes it when its time is up, so the answer fails as its status and the Check publishes, plainly and
-// over TLS.
+// net/http hands a 101 answer over with the raw connection as its body, which
+// the context no longer closes: the probe closes it when its time is up, so the
+// answer fails as its status and the Check publishes, plainly and over TLS.
 func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
 	for _, overTLS := range []bool{false, true} {
 		name := "a 101 answer fails as its status"
@@ -552,8 +560,8 @@ func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
 	}
 }
 
-// A URL's user name and password go out as Basic auth, decoded, as http.Client would send them; a URL without
-// them sends none.
+// A URL's user name and password go out as Basic auth, decoded, as http.Client
+// would send them; a URL without them sends none.
 func TestUserinfoGoesOutAsBasicAuth(t *testing.T) {
 	for url, want := range map[string]string{"http://us%20er:p%40ss@a.example/": "us er:p@ss", "http://a.example/": ""} {
 		var got string
@@ -569,8 +577,9 @@ func TestUserinfoGoesOutAsBasicAuth(t *testing.T) {
 	}
 }
 
-// stallingBody hands over head, then waits until closed and answers io.EOF, as a custom body may; with drip set
-// it hands over a space every 2 ms instead, whatever Close does. A second Close panics.
+// stallingBody hands over head, then waits until closed and answers io.EOF, as
+// a custom body may; with drip set it hands over a space every 2 ms instead,
+// whatever Close does. A second Close panics.
 type stallingBody struct {
 	head   string
 	drip   bool
@@ -601,9 +610,10 @@ func (b *stallingBody) Close() error {
 	return nil
 }
 
-// A probe whose deadline ends while its body is read, or before its Base answers, fails as a timeout, never as
-// what the cut body held: half an answer, a whole one followed by a stall, a drip that ignores Close, an answer
-// handed back late. Its body is closed exactly once.
+// A probe whose deadline ends while its body is read, or before its Base
+// answers, fails as a timeout, never as what the cut body held: half an answer,
+// a whole one followed by a stall, a drip that ignores Close, an answer handed
+// back late. Its body is closed exactly once.
 func TestCutOrLateAnswerFailsAsTimeout(t *testing.T) {
 	for _, tt := range []struct {
 		name string

@@ -28,8 +28,8 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// shape is a provider's URL format with a made-up key in it, and the parts of it that are secrets as they are
-// written in the URL.
+// shape is a provider's URL format with a made-up key in it, and the parts of
+// it that are secrets as they are written in the URL.
 type shape struct {
 	name, url string
 	secrets   []string
@@ -44,8 +44,8 @@ var shapes = []shape{
 		[]string{"0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e"}},
 	{"dRPC", "https://lb.drpc.org/ogrpc?network=ethereum&dkey=AvLq3Rz8Ym1Nc6Wd0Kf5Tg9Hs2Jb4Px7", []string{"AvLq3Rz8Ym1Nc6Wd0Kf5Tg9Hs2Jb4Px7"}},
 	{"Grove", "https://eth.rpc.grove.city/v1/7e2b9c04", []string{"7e2b9c04"}},
-	// A password that holds every character the shown alphabet leaves out, percent-escaped as a URL must write
-	// it.
+	// A password that holds every character the shown alphabet leaves out,
+	// percent-escaped as a URL must write it.
 	{"userinfo", "https://rpcuser:p%26ss%3Cw%3Erd%22%5C1@node.example:8545/", []string{"rpcuser", "p%26ss%3Cw%3Erd%22%5C1"}},
 	// Parts that url.URL writes otherwise than they were configured.
 	{"escaped userinfo", "http://u%3Av%3Bw:a%3Ab%3Bc@node.example:8545/", []string{"u%3Av%3Bw", "a%3Ab%3Bc"}},
@@ -58,10 +58,11 @@ var shapes = []shape{
 	{"marker's start in a path", "http://m.example/ab12345678[red", []string{"/ab12345678[red", "ab12345678[red"}},
 }
 
-// oracleForms lists the forms of the secrets of sh that no shown text may hold, as oracleReading reads both,
-// worked out here apart from the code under test: each secret read once and twice (for a text that shows it
-// decoded), and for the userinfo "user:password" and its base64, standard and URL-safe, with and without
-// padding.
+// oracleForms lists the forms of the secrets of sh that no shown text may hold,
+// as oracleReading reads both, worked out here apart from the code under test:
+// each secret read once and twice (for a text that shows it decoded), and for
+// the userinfo "user:password" and its base64, standard and URL-safe, with and
+// without padding.
 func oracleForms(sh shape) []string {
 	var forms []string
 	for _, s := range sh.secrets {
@@ -78,8 +79,9 @@ func oracleForms(sh shape) []string {
 	return forms
 }
 
-// oracleReading is a text as ProbeError's documentation says the mask reads it, written without the code under
-// test: every %XX decoded, then each byte reduced to the alphabet, '+' read as a space.
+// oracleReading is a text as ProbeError's documentation says the mask reads it,
+// written without the code under test: every %XX decoded, then each byte
+// reduced to the alphabet, '+' read as a space.
 func oracleReading(s string) string {
 	decoded := hexEscape.ReplaceAllStringFunc(s, func(e string) string {
 		b, _ := strconv.ParseUint(e[1:], 16, 8)
@@ -90,7 +92,8 @@ func oracleReading(s string) string {
 
 var hexEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
 
-// oracleReduce is the reduction that ProbeError's documentation states, byte by byte, with '+' read as a space.
+// oracleReduce is the reduction that ProbeError's documentation states, byte by
+// byte, with '+' read as a space.
 func oracleReduce(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -147,8 +150,9 @@ func logLine[H slog.Handler](newHandler func(io.Writer, *slog.HandlerOptions) H,
 	return b.String()
 }
 
-// routes are the ways outside text reaches a probe's error. Each fails every probe, showing echo, a text that
-// holds the request's whole URL, its Authorization header, and its path and query decoded.
+// routes are the ways outside text reaches a probe's error. Each fails every
+// probe, showing echo, a text that holds the request's whole URL, its
+// Authorization header, and its path and query decoded.
 var routes = []struct {
 	name string
 	fail func(r *http.Request, echo string) (*http.Response, error)
@@ -185,8 +189,9 @@ var routes = []struct {
 	}},
 }
 
-// jsonEscaped writes s as a JSON string in escapes that JSON allows and no encoder needs: the first letter or
-// digit of every word as \u00XX, as a provider could spell a key's first letter, and every '/' as \/.
+// jsonEscaped writes s as a JSON string in escapes that JSON allows and no
+// encoder needs: the first letter or digit of every word as \u00XX, as a
+// provider could spell a key's first letter, and every '/' as \/.
 func jsonEscaped(s string) string {
 	var b strings.Builder
 	isWord := func(c byte) bool { return c < 0x80 && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c))) }
@@ -241,17 +246,19 @@ var spellings = []struct {
 	}},
 }
 
-// No route shows a form of any endpoint's secrets in any spelling, in any text that reaches an operator, under
-// any quoting, and every such text is in the shown alphabet: each quoting writes it as it is, but for the '"'
-// that blocklag writes around outside text and a '/' that may gain a backslash. Every shape is configured at
-// once, so each endpoint's messages also meet its siblings' secrets.
+// No route shows a form of any endpoint's secrets in any spelling, in any text
+// that reaches an operator, under any quoting, and every such text is in the
+// shown alphabet: each quoting writes it as it is, but for the '"' that
+// blocklag writes around outside text and a '/' that may gain a backslash.
+// Every shape is configured at once, so each endpoint's messages also meet its
+// siblings' secrets.
 func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 	var eps []failnext.Endpoint
 	for _, sh := range shapes {
 		eps = append(eps, named(sh.name, sh.url)...)
 	}
-	// An ID made of a key fails like the others: only the typed fields (and the ID-keyed text forms of Status)
-	// may show it.
+	// An ID made of a key fails like the others: only the typed fields (and the
+	// ID-keyed text forms of Status) may show it.
 	eps = append(eps, named("id-"+shapes[0].secrets[0], "http://id.example/")...)
 	good := "http://good.example/"
 	eps = append(eps, named("good", good)...)
@@ -296,8 +303,8 @@ func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 	}
 }
 
-// keptByQuoting names the first quoting that writes text otherwise than as itself between quotes, '"' and '/'
-// escaped aside; "" when none does.
+// keptByQuoting names the first quoting that writes text otherwise than as
+// itself between quotes, '"' and '/' escaped aside; "" when none does.
 func keptByQuoting(text string) string {
 	for _, q := range quotings[:5] { // those that quote text alone
 		inside := q.quote(text)
@@ -310,9 +317,10 @@ func keptByQuoting(text string) string {
 	return ""
 }
 
-// visibleIn returns the first of forms that text shows, read as oracleReading reads it, with no "[redacted]"
-// over it, or "". With byPiece set, a 12-byte piece of a form of 16 bytes or more counts too, as a text that
-// shows most of a key shows it.
+// visibleIn returns the first of forms that text shows, read as oracleReading
+// reads it, with no "[redacted]" over it, or "". With byPiece set, a 12-byte
+// piece of a form of 16 bytes or more counts too, as a text that shows most of
+// a key shows it.
 func visibleIn(text string, forms []string, byPiece bool) string {
 	read := oracleReading(text)
 	for _, f := range forms {
@@ -359,9 +367,11 @@ func TestIDBeyondASCIIIsReducedInMessagesOnly(t *testing.T) {
 	}
 }
 
-// A provider's value is clipped to 100 bytes and a transport error's text to 300, as received, ending in "...";
-// a secret whose stretch begins within them is masked whole, and neither "..." nor a number blocklag writes
-// beside outside text can complete one. An RPCError's Message is what the message shows between quotes.
+// A provider's value is clipped to 100 bytes and a transport error's text to
+// 300, as received, ending in "..."; a secret whose stretch begins within them
+// is masked whole, and neither "..." nor a number blocklag writes beside
+// outside text can complete one. An RPCError's Message is what the message
+// shows between quotes.
 func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 	const key = "k3y0123456789abcdef0123456789abc"
 	tests := []struct {
@@ -369,9 +379,10 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 		fail           func(*http.Request) (*http.Response, error)
 		want           string
 	}{
-		// Outside text is shown in the alphabet, whatever it holds: a double quote as an apostrophe, and a
-		// control, DEL, a rune beyond ASCII or an invalid byte as one '?', so that no text can end the quotes
-		// early and write a failure of its own into the line.
+		// Outside text is shown in the alphabet, whatever it holds: a double
+		// quote as an apostrophe, and a control, DEL, a rune beyond ASCII or an
+		// invalid byte as one '?', so that no text can end the quotes early and
+		// write a failure of its own into the line.
 		{"a quote and a failure of its own", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, `boom"; endpoint "good": RPC error -32005: "x`),
 			`RPC error -32000: "boom'; endpoint 'good': RPC error -32005: 'x"`},
 		{"a line break and an escape sequence", "http://a.example/", "", rpcFailure(http.StatusOK, -32000, "a\nb\r\x1b[31mc\x7f"), `"a?b??[31mc?"`},
@@ -396,9 +407,10 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 		{"an RPC code that is a password", "http://admin1:32005@a.example/", "32005",
 			rpcFailure(http.StatusOK, -32005, "limit"),
 			`RPC error -[redacted]: "limit"`},
-		// A path segment or query value counts as a secret on its own when it is at least 8 bytes long and
-		// holds a digit, or is at least 20 bytes long, as hosted keys are; the words of URL formats stay
-		// readable, so that a host name beside them is not garbled.
+		// A path segment or query value counts as a secret on its own when it
+		// is at least 8 bytes long and holds a digit, or is at least 20 bytes
+		// long, as hosted keys are; the words of URL formats stay readable, so
+		// that a host name beside them is not garbled.
 		{"dRPC's network beside Chainstack's host", "https://lb.drpc.org/ogrpc?network=ethereum&dkey=AvLq3Rz8Ym1Nc6Wd0Kf5Tg9Hs2Jb4Px7", "",
 			baseFailure("lookup ethereum-mainnet.core.chainstack.com: no such host"), `"lookup ethereum-mainnet.core.chainstack.com: no such host"`},
 		{"a Grove app ID", "https://eth.rpc.grove.city/v1/7e2b9c04", "7e2b9c04", baseFailure("app 7e2b9c04 unknown"), `"app [redacted] unknown"`},
@@ -408,7 +420,8 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 		{"a nineteen-letter word", "https://rpc.example/?key=abcdefghijklmnopqrs", "", baseFailure("key abcdefghijklmnopqrs"), `"key abcdefghijklmnopqrs"`},
 		{"a key split off at ';'", "https://rpc.example/?a=1;k=5ecret99", "5ecret99", baseFailure("k 5ecret99"), `"k [redacted]"`},
 		{"a bare key", "https://rpc.example/?5ecret99", "5ecret99", baseFailure("k 5ecret99"), `"k [redacted]"`},
-		// A "[redacted]" that a text holds is never masked again, so that a one-letter password cuts no marker.
+		// A "[redacted]" that a text holds is never masked again, so that a
+		// one-letter password cuts no marker.
 		{"a one-letter password beside markers", "http://u:d@rpc.example/v3/k3y0123456789abc", "k3y0123456789abc",
 			rpcFailure(http.StatusOK, -32000, "bad key k3y0123456789abc"), `RPC error -32000: "ba[redacted] key [redacted]"`},
 	}
@@ -438,9 +451,10 @@ func baseFailure(text string) func(*http.Request) (*http.Response, error) {
 	return func(*http.Request) (*http.Response, error) { return nil, errors.New(text) }
 }
 
-// A text of megabytes is read only as far as it is shown: a transport text of the key repeated to 9 MB, in
-// which every stretch is a secret, and one of 100,000 errors joined under one, cost a Check no more memory than
-// a short text does.
+// A text of megabytes is read only as far as it is shown: a transport text of
+// the key repeated to 9 MB, in which every stretch is a secret, and one of
+// 100,000 errors joined under one, cost a Check no more memory than a short
+// text does.
 func TestHugeTextsCostWhatShortOnesDo(t *testing.T) {
 	const key = "0123456789abcdef0123456789abcdef"
 	var wide wideError
@@ -492,10 +506,12 @@ type endless int
 func (e endless) Error() string { return "loops" }
 func (e endless) Unwrap() error { return e + 1 }
 
-// A Base's error is never kept: the ProbeError keeps, through stand-ins, what callers ask of it with errors.Is
-// and errors.As (the context errors, the deadline and end-of-file errors, the system's error number, whether a
-// net.Error timed out, also when an As method offers them), while none of the Base's own errors, what its As
-// method offers, its Format method or a text that changes later can show through it.
+// A Base's error is never kept: the ProbeError keeps, through stand-ins, what
+// callers ask of it with errors.Is and errors.As (the context errors, the
+// deadline and end-of-file errors, the system's error number, whether a
+// net.Error timed out, also when an As method offers them), while none of the
+// Base's own errors, what its As method offers, its Format method or a text
+// that changes later can show through it.
 func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 	changing := &changingError{text: "connection failed"}
 	tests := []struct {
@@ -550,7 +566,8 @@ func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 	}
 }
 
-// asURLError offers a *url.Error quoting the URL to anyone who asks for a *url.Error or a net.Error.
+// asURLError offers a *url.Error quoting the URL to anyone who asks for a
+// *url.Error or a net.Error.
 type asURLError struct{}
 
 func (*asURLError) Error() string { return "connection failed" }
@@ -593,8 +610,8 @@ func (e fakeNetError) Error() string   { return "i/o on http://rpc.example/v3/pa
 func (e fakeNetError) Timeout() bool   { return e.timeout }
 func (e fakeNetError) Temporary() bool { return false }
 
-// asOnly is a Base's error that is neither a net.Error nor an Errno itself but says, through its As method,
-// that it is its inner one.
+// asOnly is a Base's error that is neither a net.Error nor an Errno itself but
+// says, through its As method, that it is its inner one.
 type asOnly struct{ inner error }
 
 func (e asOnly) Error() string { return "wrapped on http://rpc.example/v3/path1SECRET" }
@@ -613,12 +630,14 @@ func (e asOnly) As(target any) bool {
 	return false
 }
 
-// FuzzShownTextShowsNoSecret configures an endpoint whose user name, password, path segment and query value are
-// fuzzed, written as a user or a serializer writes a URL (escaped by url.URL, with lower-case hex, with '+' as
-// %20, with a raw path), and fails its probe with a fuzzed text and one of the spellings of the URL, as a
-// Base's error or in a provider's JSON escapes. No text that reaches an operator shows a form of its secrets
-// under any quoting, by the oracle above, and every such text is in the alphabet. Run longer with: go test -run
-// '^$' -fuzz FuzzShownTextShowsNoSecret -fuzztime 5m -parallel 1
+// FuzzShownTextShowsNoSecret configures an endpoint whose user name, password,
+// path segment and query value are fuzzed, written as a user or a serializer
+// writes a URL (escaped by url.URL, with lower-case hex, with '+' as %20, with
+// a raw path), and fails its probe with a fuzzed text and one of the spellings
+// of the URL, as a Base's error or in a provider's JSON escapes. No text that
+// reaches an operator shows a form of its secrets under any quoting, by the
+// oracle above, and every such text is in the alphabet. Run longer with: go
+// test -run '^$' -fuzz FuzzShownTextShowsNoSecret -fuzztime 5m -parallel 1
 func FuzzShownTextShowsNoSecret(f *testing.F) {
 	const rest = "bcdef0123456789abcdef0123456789"
 	f.Add("admin", "p&ssKilo42=w0rd", "a"+rest, "98765432", "project \a"+rest+" unknown", uint8(0))
@@ -670,8 +689,8 @@ func FuzzShownTextShowsNoSecret(f *testing.F) {
 	})
 }
 
-// writtenSecrets lists the secrets of raw as written in it, by ProbeError's documentation, cutting raw by hand
-// rather than through net/url.
+// writtenSecrets lists the secrets of raw as written in it, by ProbeError's
+// documentation, cutting raw by hand rather than through net/url.
 func writtenSecrets(raw string) []string {
 	_, rest, _ := strings.Cut(raw, "://")
 	authority := rest[:strings.IndexAny(rest+"/", "/?")]
