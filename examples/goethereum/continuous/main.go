@@ -93,8 +93,12 @@ func runDev(ctx context.Context, duration time.Duration, metricsAddr string) err
 	defer demo.Stop()
 	if duration > 0 {
 		slog.Info("dev: the demo stops by itself (-dev-duration)", "after", duration)
+		// A cancel, not a deadline: Check keeps a margin before its
+		// context's deadline, so a Check started within it would fail
+		// while ctx had not yet ended, and log an error at shutdown.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, duration)
+		ctx, cancel = context.WithCancel(ctx)
+		defer time.AfterFunc(duration, cancel).Stop()
 		defer cancel()
 	} else {
 		slog.Info("dev: the demo runs until Ctrl-C")
