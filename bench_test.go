@@ -105,60 +105,27 @@ func benchTransport(b *testing.B) *http.Transport {
 	return tr
 }
 
-// remoteProvidersEnv, set in a test binary's environment, makes TestMain serve
-// remoteProviders loopback providers instead of running tests: the child
-// process of BenchmarkClientSide and BenchmarkNonOKAnswer.
+// remoteProvidersEnv, set in a test binary's environment, makes TestMain
+// serve remoteProviders loopback providers instead of running tests: the
+// child process of BenchmarkClientSide, so that the providers' allocations
+// are not counted.
 const remoteProvidersEnv = "BLOCKLAG_BENCH_PROVIDERS"
 
 // remoteProviders is how many providers the child serves.
 const remoteProviders = 8
 
-// remoteAnswer is what every remote provider sends: the compact form real nodes
-// send, with a mainnet-sized height and a final newline.
+// remoteAnswer is what every remote provider sends: the compact form real
+// nodes send, with a mainnet-sized height and a final newline.
 const remoteAnswer = `{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n"
 
-// remoteFailures are the failed answers the remote providers also serve, for
-// BenchmarkNonOKAnswer: each body once with its status and once with 200, with
-// the same headers, so that the two answers are the same size.
-var remoteFailures = []struct {
-	name   string
-	status int
-	body   string
-}{
-	{"rpc-error", http.StatusTooManyRequests, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}` + "\n"},
-	{"html", http.StatusBadGateway, "<!DOCTYPE html>\n<html><head><title>Bad gateway</title></head>\n<body><h1>Bad gateway</h1>\n" +
-		strings.Repeat("<p>The node behind this gateway did not answer in time. Try again later.</p>\n", 6) + "</body></html>\n"},
-}
-
-// remoteFailurePath is where the remote providers serve a remoteFailures body
-// with status: /429/rpc-error, /200/rpc-error and so on.
-func remoteFailurePath(status int, name string) string { return fmt.Sprintf("/%d/%s", status, name) }
-
 // serveRemoteProviders runs in the child process: it serves the providers,
-// prints their URLs one a line, and exits once its stdin closes, which happens
-// when the parent ends too, so it never outlives the benchmark.
+// prints their URLs one a line, and exits once its stdin closes, which
+// happens when the parent ends too, so it never outlives the benchmark.
 func serveRemoteProviders() {
-	type failure struct {
-		status int
-		body   []byte
-	}
-	failures := map[string]failure{}
-	for _, f := range remoteFailures {
-		for _, status := range []int{f.status, http.StatusOK} {
-			failures[remoteFailurePath(status, f.name)] = failure{status, []byte(f.body)}
-		}
-	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		f, ok := failures[r.URL.Path]
-		if !ok {
-			io.WriteString(w, remoteAnswer)
-			return
-		}
-		w.Header().Set("Retry-After", "60")
-		w.WriteHeader(f.status)
-		w.Write(f.body)
+		io.WriteString(w, remoteAnswer)
 	})
 	for range remoteProviders {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -212,24 +179,19 @@ func remoteURLs(b *testing.B) []string {
 	return urls
 }
 
-// remoteMonitor is a Monitor over the remote providers, each at its URL followed by path.
-func remoteMonitor(b *testing.B, urls []string, path string) *Monitor {
-	var pairs []string
-	for i, u := range urls {
-		pairs = append(pairs, fmt.Sprint("p", i), u+path)
-	}
-	return mustNew(b, Config{Endpoints: named(pairs...), Base: benchTransport(b)})
-}
-
 // BenchmarkClientSide measures a Check of the remote providers, so that only
 // the client side is counted, beside its floor: the same POSTs from a bare
 // http.Client, one goroutine each, each answer read whole.
 //
-//	go test -run '^$' -bench 'ClientSide|NonOKAnswer' -benchmem -benchtime 2000x -count 10
+//	go test -run '^$' -bench ClientSide -benchmem -benchtime 2000x -count 10
 func BenchmarkClientSide(b *testing.B) {
 	urls := remoteURLs(b)
 	b.Run("Check", func(b *testing.B) {
-		m := remoteMonitor(b, urls, "")
+		var pairs []string
+		for i, u := range urls {
+			pairs = append(pairs, fmt.Sprint("p", i), u)
+		}
+		m := mustNew(b, Config{Endpoints: named(pairs...), Base: benchTransport(b)})
 		perProbe(b, len(urls), func() error { return m.Check(context.Background()) })
 	})
 	b.Run("bare-POST", func(b *testing.B) {
@@ -238,26 +200,39 @@ func BenchmarkClientSide(b *testing.B) {
 	})
 }
 
-// BenchmarkNonOKAnswer shows that reading the body of an answer that is not 200
-// costs a probe what a 200 answer of that size costs: each remoteFailures body
-// comes with 200 and with its status, and every probe fails as it should.
+// BenchmarkNonOKAnswer shows that reading the body of an answer that is not
+// 200 costs a probe what a 200 answer of that size costs: a Base hands each
+// body over, in memory, once with 200 and once with its status and the same
+// headers, and every probe fails as it should.
 func BenchmarkNonOKAnswer(b *testing.B) {
-	urls := remoteURLs(b)
-	for _, f := range remoteFailures {
+	for _, f := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"rpc-error", http.StatusTooManyRequests, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}` + "\n"},
+		{"html", http.StatusBadGateway, "<!DOCTYPE html>\n<html><head><title>Bad gateway</title></head>\n<body><h1>Bad gateway</h1>\n" +
+			strings.Repeat("<p>The node behind this gateway did not answer in time. Try again later.</p>\n", 6) + "</body></html>\n"},
+	} {
 		for _, status := range []int{http.StatusOK, f.status} {
 			b.Run(fmt.Sprintf("%s/status=%d", f.name, status), func(b *testing.B) {
-				m := remoteMonitor(b, urls, remoteFailurePath(status, f.name))
-				perProbe(b, len(urls), func() error {
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					resp := response(r, status, f.body, int64(len(f.body)))
+					resp.Header.Set("Content-Type", "application/json")
+					resp.Header.Set("Retry-After", "60")
+					return resp, nil
+				})
+				m := mustNew(b, Config{Endpoints: named("a", "http://a.example"), Base: base})
+				b.ReportAllocs()
+				for b.Loop() {
 					err := m.Check(context.Background())
-					var ce *CheckError
 					var se *StatusError
 					isStatus := errors.As(err, &se)
-					if !errors.As(err, &ce) || len(ce.Errors) != len(urls) || isStatus != (status != http.StatusOK) ||
+					if err == nil || isStatus != (status != http.StatusOK) ||
 						isStatus && (se.RetryAfter != time.Minute || (se.RPC != nil) != (f.name == "rpc-error")) {
-						return fmt.Errorf("Check = %v, not the failure it should be", err)
+						b.Fatalf("Check = %v, not the failure it should be", err)
 					}
-					return nil
-				})
+				}
 			})
 		}
 	}
