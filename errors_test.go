@@ -209,36 +209,31 @@ func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
 	}
 }
 
-// Hand-built errors show one line, their outside text reduced, and a nil
-// *ProbeError, alone or in a CheckError, has a message and a reason.
+// Hand-built errors show one line, their outside text reduced.
 func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 	const hostile = "a\nb\x1b[2J\u0085\u202e\xff"
 	pe := &ProbeError{Endpoint: hostile, Err: errors.New(hostile)}
 	rpcErr := &RPCError{Code: 1, Message: hostile}
 	rpc := &ProbeError{Endpoint: "b", Err: rpcErr}
-	var none *ProbeError
-	for _, err := range []error{pe, rpc, rpcErr, &CheckError{Errors: []*ProbeError{pe, rpc}}, none} {
+	for _, err := range []error{pe, rpc, rpcErr, &CheckError{Errors: []*ProbeError{pe, rpc}}, (*ProbeError)(nil)} {
 		if msg := err.Error(); hasControl(msg) || !strings.HasPrefix(msg, "blocklag: ") && err != error(rpcErr) {
 			t.Errorf("%T reads %q", err, msg)
 		}
 	}
-	if got := none.Reason(); got != ReasonTransport {
-		t.Errorf("a nil ProbeError's Reason() = %q, want %q", got, ReasonTransport)
-	}
-	ce := &CheckError{Errors: []*ProbeError{nil, {Endpoint: "b", Err: &StatusError{StatusCode: 503}}}}
-	if got := ce.Error(); !strings.HasPrefix(got, "blocklag: 2 of 2 probes failed, nothing published: ") || !strings.HasSuffix(got, `; endpoint "b": HTTP status 503`) {
-		t.Errorf("a CheckError holding a nil ProbeError reads %q", got)
-	}
 }
 
-// A nil pointer of every error type has a text, and a CheckError holding a nil
-// ProbeError neither panics nor matches what it does not hold.
+// A nil pointer of every error type has a text, a nil ProbeError has a
+// reason, and a CheckError holding one reads as one line, neither panics nor
+// matches what it does not hold.
 func TestNilErrorsHaveATextAndNeverPanic(t *testing.T) {
-	holdingNil := &CheckError{Errors: []*ProbeError{nil}}
+	holdingNil := &CheckError{Errors: []*ProbeError{nil, {Endpoint: "b", Err: &StatusError{StatusCode: 503}}}}
 	for _, err := range []error{(*ProbeError)(nil), (*CheckError)(nil), (*StatusError)(nil), (*RPCError)(nil), (*ChainIDError)(nil), holdingNil} {
 		if err.Error() == "" {
 			t.Errorf("%T's Error() is empty", err)
 		}
+	}
+	if got := holdingNil.Error(); hasControl(got) || !strings.HasPrefix(got, "blocklag: 2 of 2 probes failed, nothing published: ") || !strings.HasSuffix(got, `; endpoint "b": HTTP status 503`) {
+		t.Errorf("a CheckError holding a nil ProbeError reads %q", got)
 	}
 	if errors.Is(holdingNil, ErrBadAnswer) || (*ProbeError)(nil).Reason() != ReasonTransport {
 		t.Errorf("a nil ProbeError matches ErrBadAnswer, or its Reason is not %q", ReasonTransport)
