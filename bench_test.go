@@ -46,27 +46,20 @@ func BenchmarkMapLookup(b *testing.B) {
 func BenchmarkEligible(b *testing.B) {
 	primary, backup := newProvider(b, 100), newProvider(b, 110)
 	m := mustNew(b, Config{Endpoints: named("primary", primary.URL, "backup", backup.URL), MaxLag: 3})
-	b.Run("fail-open", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			sink = m.Eligible(benchIDs[i%len(benchIDs)])
+	asking := func(ids ...failnext.EndpointID) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				sink = m.Eligible(ids[i%len(ids)])
+			}
 		}
-	})
+	}
+	b.Run("fail-open", asking(benchIDs...))
 	if err := check(m); err != nil {
 		b.Fatal(err)
 	}
-	b.Run("checked", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			sink = m.Eligible(benchIDs[i%len(benchIDs)])
-		}
-	})
-	b.Run("checked/unknown", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			sink = m.Eligible("unknown")
-		}
-	})
+	b.Run("checked", asking(benchIDs...))
+	b.Run("checked/unknown", asking("unknown"))
 	b.Run("checked/parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

@@ -52,11 +52,7 @@ func TestMonitorNotMadeByNewDoesNotPanic(t *testing.T) {
 // context ends them and abandons the Check, deadline or not: it publishes
 // nothing, and its error is the context's, not a *CheckError.
 func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
-	for _, timeout := range []time.Duration{0, time.Hour} {
-		name := "under a context without a deadline"
-		if timeout > 0 {
-			name = "under a context with a deadline"
-		}
+	for name, timeout := range map[string]time.Duration{"under a context without a deadline": 0, "under a context with a deadline": time.Hour} {
 		t.Run(name, func(t *testing.T) {
 			var finished atomic.Int32
 			started := make(chan struct{}, 3)

@@ -291,9 +291,6 @@ func ExampleCheckError() {
 // under endpoints. Before the first Check it shows only the fail-open
 // verdicts; after it, the reference and each provider's height and lag (a
 // provider whose probe failed would show its reason and error instead).
-// The handler here drops the time-valued attributes (the record's time,
-// checked and advanced) only so that the output below stays the same on
-// every run.
 func ExampleMonitor_Status() {
 	primary := fakeNode("0x64") // block 100
 	defer primary.Close()
