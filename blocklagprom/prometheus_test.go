@@ -214,15 +214,39 @@ scrape_configs:
 // port; any other exit fails the test.
 func runPrometheus(t *testing.T, bin, config, dir string) (server prom, portTaken bool) {
 	t.Helper()
+	addr, portTaken := runServer(t, "Prometheus", dir, func(addr string) *exec.Cmd {
+		return exec.Command(bin,
+			"--config.file="+config,
+			"--storage.tsdb.path="+dir,
+			"--web.listen-address="+addr)
+	})
+	if portTaken {
+		return "", true
+	}
+	// What answered is this Prometheus, not another server that took the
+	// port while this one was starting.
+	server = prom("http://" + addr)
+	var flags map[string]string
+	server.get(t, "/api/v1/status/flags", nil, &flags)
+	if flags["storage.tsdb.path"] != dir {
+		t.Fatalf("the server at %s keeps its data in %q, not in %q: another program's", addr, flags["storage.tsdb.path"], dir)
+	}
+	return server, false
+}
+
+// runServer runs the server that command makes to listen on addr, a free
+// loopback address, with its log in dir+".log", and waits until it answers
+// /-/ready. It reports portTaken when the server exited because another
+// program had taken that port; any other exit fails the test. The server
+// stops when the test ends; its log is shown when the test failed.
+func runServer(t *testing.T, name, dir string, command func(addr string) *exec.Cmd) (addr string, portTaken bool) {
+	t.Helper()
 	logFile, err := os.Create(dir + ".log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	cmd := exec.Command(bin,
-		"--config.file="+config,
-		"--storage.tsdb.path="+dir,
-		"--web.listen-address="+addr)
+	addr = freeAddr(t)
+	cmd := command(addr)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -247,11 +271,11 @@ func runPrometheus(t *testing.T, bin, config, dir string) (server prom, portTake
 		logFile.Close()
 		if t.Failed() {
 			text, _ := os.ReadFile(logFile.Name())
-			t.Logf("Prometheus's log:\n%s", text)
+			t.Logf("%s's log:\n%s", name, text)
 		}
 	})
 
-	waitFor(t, "Prometheus to be ready", func() (bool, string) {
+	waitFor(t, name+" to be ready", func() (bool, string) {
 		select {
 		case <-exited:
 			return true, ""
@@ -268,25 +292,18 @@ func runPrometheus(t *testing.T, bin, config, dir string) (server prom, portTake
 	case <-exited:
 		text, _ := os.ReadFile(logFile.Name())
 		if strings.Contains(string(text), "address already in use") {
-			t.Logf("Prometheus found %s taken; trying another port", addr)
+			t.Logf("%s found %s taken; trying another port", name, addr)
 			return "", true
 		}
-		t.Fatalf("Prometheus exited: %v", waitErr)
+		t.Fatalf("%s exited: %v", name, waitErr)
 	default:
 	}
-	// What answered is this Prometheus, not another server that took the
-	// port while this one was starting.
-	server = prom("http://" + addr)
-	var flags map[string]string
-	server.get(t, "/api/v1/status/flags", nil, &flags)
-	if flags["storage.tsdb.path"] != dir {
-		t.Fatalf("the server at %s keeps its data in %q, not in %q: another program's", addr, flags["storage.tsdb.path"], dir)
-	}
-	return server, false
+	return addr, false
 }
 
-// apiClient is the client of every request to Prometheus: a server that
-// stops answering fails the test instead of hanging it.
+// apiClient is the client of every request to the servers the tests
+// start: a server that stops answering fails the test instead of hanging
+// it.
 var apiClient = &http.Client{Timeout: 10 * time.Second}
 
 // freeAddr returns a loopback address with a port that was free a moment

@@ -1,0 +1,216 @@
+package blocklagprom_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// alertmanagerFile is the routing and inhibition the module ships.
+const alertmanagerFile = "alertmanager.yml"
+
+// A real Alertmanager, loaded with the shipped alertmanager.yml as it is,
+// holds the alerts that the shipped rules raise in these incidents, and
+// suppresses what a rejected key explains and nothing else:
+//   - on mainnet, c's key is rejected and so is e's chain, while a lags, b
+//     hangs and d is rate limited, so that few providers are eligible;
+//   - on sepolia, of the same instance, every key is rejected, so that no
+//     check publishes;
+//   - on holesky, and on sepolia of another instance, the checks fail with
+//     no key rejected.
+func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
+	am := startAlertmanager(t, toolOf(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager"))
+	mainnet := target{"node-1:2112", "mainnet"}
+	sepolia := target{"node-1:2112", "sepolia"}
+	holesky := target{"node-1:2112", "holesky"}
+	otherSepolia := target{"node-2:2112", "sepolia"}
+
+	rejectedC := mainnet.alert("ProviderMisconfigured", "c", "unauthorized")
+	rejectedE := mainnet.alert("ProviderMisconfigured", "e", "wrong_chain")
+	rejectedA := sepolia.alert("ProviderMisconfigured", "a", "unauthorized")
+	rejectedB := sepolia.alert("ProviderMisconfigured", "b", "unauthorized")
+	tests := []struct {
+		name  string
+		alert labels
+		by    []labels // the alerts that inhibit it, if any
+	}{
+		{"a lagging provider is still ineligible", mainnet.alert("ProviderIneligible", "a", ""), nil},
+		{"a hung provider is still ineligible", mainnet.alert("ProviderIneligible", "b", ""), nil},
+		{"a rate limited provider is still ineligible", mainnet.alert("ProviderIneligible", "d", ""), nil},
+		{"a rate limited provider is still rate limited", mainnet.alert("ProviderRateLimited", "d", "rate_limited"), nil},
+		{"a rejected key explains its provider being ineligible", mainnet.alert("ProviderIneligible", "c", ""), []labels{rejectedC}},
+		{"a rejected chain explains its provider being ineligible", mainnet.alert("ProviderIneligible", "e", ""), []labels{rejectedE}},
+		{"a rejected key pages", rejectedC, nil},
+		{"a rejected chain pages", rejectedE, nil},
+		{"few eligible providers are still few", mainnet.alert("FewEligible", "", ""), nil},
+		{"every key rejected explains never publishing", sepolia.alert("NeverPublished", "", ""), []labels{rejectedA, rejectedB}},
+		{"every key rejected explains stale verdicts", sepolia.alert("VerdictsStale", "", ""), []labels{rejectedA, rejectedB}},
+		{"every rejected key pages", rejectedA, nil},
+		{"every rejected key pages on its own", rejectedB, nil},
+		{"another chain of the instance still never published", holesky.alert("NeverPublished", "", ""), nil},
+		{"the chain on another instance still has stale verdicts", otherSepolia.alert("VerdictsStale", "", ""), nil},
+	}
+	// Alertmanager's inhibitor takes the alerts in the order they came,
+	// and finds inhibitions among those it has taken: once the alert
+	// posted last is seen inhibited (by the one posted just before it, on
+	// a target of its own), it holds every alert of the test.
+	var posted []labels
+	for _, tt := range tests {
+		posted = append(posted, tt.alert)
+	}
+	last := target{"sentinel:2112", "mainnet"}
+	lastAlert := last.alert("ProviderIneligible", "z", "")
+	am.post(t, append(posted, last.alert("ProviderMisconfigured", "z", "unauthorized"), lastAlert)...)
+	waitFor(t, "the alert posted last to be inhibited", func() (bool, string) {
+		a := am.alerts(t)[fmt.Sprint(lastAlert)]
+		return a.Status.State == "suppressed", fmt.Sprintf("%+v", a)
+	})
+
+	got := am.alerts(t)
+	named := map[string]string{} // each alert's labels, by its fingerprint
+	for key, a := range got {
+		named[a.Fingerprint] = key
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, ok := got[fmt.Sprint(tt.alert)]
+			if !ok {
+				t.Fatalf("Alertmanager does not hold %v", tt.alert)
+			}
+			var by []string
+			for _, fp := range a.Status.InhibitedBy {
+				by = append(by, named[fp])
+			}
+			// Alertmanager 0.25 names one of the alerts that inhibit
+			// another; later versions name them all.
+			switch {
+			case tt.by == nil && (a.Status.State != "active" || by != nil):
+				t.Errorf("%v is %s, inhibited by %q; want active", tt.alert, a.Status.State, by)
+			case tt.by != nil && (a.Status.State != "suppressed" || by == nil || !allIn(by, tt.by)):
+				t.Errorf("%v is %s, inhibited by %q; want suppressed, by one or more of %v", tt.alert, a.Status.State, by, tt.by)
+			}
+		})
+	}
+}
+
+// allIn reports whether every one of names, fmt.Sprint of a label set, is
+// in set.
+func allIn(names []string, set []labels) bool {
+	for _, n := range names {
+		if !slices.ContainsFunc(set, func(l labels) bool { return fmt.Sprint(l) == n }) {
+			return false
+		}
+	}
+	return true
+}
+
+// target is the target labels of one Monitor: a scrape's instance of the
+// job blocklag, and the chain label the program adds.
+type target struct{ instance, chain string }
+
+// labels is an alert's label set.
+type labels map[string]string
+
+// alert returns the labels with which the shipped rules raise the alert
+// Blocklag+name on tg; empty provider and reason are left out.
+func (tg target) alert(name, provider, reason string) labels {
+	l := labels{"alertname": "Blocklag" + name, "job": "blocklag", "instance": tg.instance, "chain": tg.chain, "severity": "warning"}
+	switch name {
+	case "VerdictsStale", "NeverPublished", "ProviderMisconfigured":
+		l["severity"] = "critical"
+	}
+	if provider != "" {
+		l["provider"] = provider
+	}
+	if reason != "" {
+		l["reason"] = reason
+	}
+	return l
+}
+
+// alertmanager is an Alertmanager's base URL.
+type alertmanager string
+
+// startAlertmanager starts Alertmanager with the shipped alertmanager.yml,
+// keeping its data in a temporary directory, and returns its API once it
+// is ready; like startPrometheus, it retries when its port was taken.
+// Clustering is off: it would take a fixed port.
+func startAlertmanager(t *testing.T, bin string) alertmanager {
+	t.Helper()
+	dir := t.TempDir()
+	const attempts = 3
+	for attempt := 1; attempt <= attempts; attempt++ {
+		data := filepath.Join(dir, fmt.Sprint(attempt))
+		addr, portTaken := runServer(t, "Alertmanager", data, func(addr string) *exec.Cmd {
+			return exec.Command(bin,
+				"--config.file="+alertmanagerFile,
+				"--storage.path="+data,
+				"--web.listen-address="+addr,
+				"--cluster.listen-address=")
+		})
+		if !portTaken {
+			return alertmanager("http://" + addr)
+		}
+	}
+	t.Fatalf("Alertmanager found its port taken %d times", attempts)
+	return ""
+}
+
+// post sends alerts that began a minute ago and end in an hour, so that
+// none resolves while the test runs, however slowly.
+func (am alertmanager) post(t *testing.T, alerts ...labels) {
+	t.Helper()
+	var body []map[string]any
+	now := time.Now()
+	for _, l := range alerts {
+		body = append(body, map[string]any{"labels": l, "startsAt": now.Add(-time.Minute), "endsAt": now.Add(time.Hour)})
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := apiClient.Post(string(am)+"/api/v2/alerts", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("POST alerts: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST alerts: %s", resp.Status)
+	}
+}
+
+// amAlert is what the test reads of an alert in Alertmanager's API.
+type amAlert struct {
+	Fingerprint string
+	Labels      labels
+	Status      struct {
+		State       string
+		InhibitedBy []string
+	}
+}
+
+// alerts returns every alert Alertmanager holds, by fmt.Sprint of its
+// labels (which sorts them), with its state as of now.
+func (am alertmanager) alerts(t *testing.T) map[string]amAlert {
+	t.Helper()
+	resp, err := apiClient.Get(string(am) + "/api/v2/alerts")
+	if err != nil {
+		t.Fatalf("GET alerts: %v", err)
+	}
+	defer resp.Body.Close()
+	var list []amAlert
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatalf("GET alerts: %s: %v", resp.Status, err)
+	}
+	out := map[string]amAlert{}
+	for _, a := range list {
+		out[fmt.Sprint(a.Labels)] = a
+	}
+	return out
+}
