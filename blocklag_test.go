@@ -189,39 +189,47 @@ func checkKeeping(t *testing.T, m *Monitor, ctx context.Context) error {
 	return err
 }
 
-func TestCancelledCheckKeepsSnapshot(t *testing.T) {
+// A Check whose context ends while it probes publishes nothing, whatever
+// its probes found, and its error wraps the context's. Stats counts it as
+// sent and its failures as they were decided: good succeeds and rejecting
+// fails before slow cancels the Check, and slow's answer, handed back after
+// the cancel, fails as the cancel.
+func TestCancelledCheckKeepsSnapshotAndCountsItsFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Both probes succeed, but the slow one cancels the Check's context just
-	// before it answers, so the cancellation is there when the probes end.
-	goodDone := make(chan struct{})
-	var probes atomic.Int32
+	var decided sync.WaitGroup // a probe is decided once its body is closed
+	decided.Add(2)
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		probes.Add(1)
 		readRequest(t, r)
-		height := uint64(100)
-		if r.URL.Host == "slow.example" {
-			<-goodDone
+		switch r.URL.Host {
+		case "slow.example":
+			decided.Wait()
 			cancel()
-			height = 90
-		} else {
-			defer close(goodDone)
+			return response(r, http.StatusOK, answer(90), -1), nil
+		case "rejecting.example":
+			return onceClosed(response(r, http.StatusUnauthorized, "", -1), decided.Done), nil
 		}
-		return response(r, http.StatusOK, answer(height), -1), nil
+		return onceClosed(response(r, http.StatusOK, answer(100), -1), decided.Done), nil
 	})
-	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
-	err := checkKeeping(t, m, ctx)
-	if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
+	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "rejecting", "http://rejecting.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
+	if err := checkKeeping(t, m, ctx); !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Check = %v, want an error wrapping context.Canceled", err)
 	}
-	wantEligible(t, m, verdicts{"good": true, "slow": true})
-	t.Run("a context done before Check starts probes nothing", func(t *testing.T) {
-		before := probes.Load()
-		err := m.Check(ctx)
-		if !errors.Is(err, context.Canceled) || probes.Load() != before {
-			t.Errorf("Check = %v after %d probes, want context.Canceled and none", err, probes.Load()-before)
-		}
-	})
+	wantEligible(t, m, verdicts{"good": true, "rejecting": true, "slow": true})
+	want := Stats{Checks: 1, Endpoints: []EndpointStats{
+		{ID: "good", Failures: counted(nil)},
+		{ID: "rejecting", Failures: counted(map[Reason]uint64{ReasonUnauthorized: 1})},
+		{ID: "slow", Failures: counted(map[Reason]uint64{ReasonTransport: 1})},
+	}}
+	if got := m.Stats(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// onceClosed gives resp a body that calls f when it is first closed.
+func onceClosed(resp *http.Response, f func()) *http.Response {
+	resp.Body = &onClose{ReadCloser: resp.Body, f: f}
+	return resp
 }
 
 // gate is a Base that holds every probe until it is opened (or the probe's
