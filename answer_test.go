@@ -9,10 +9,10 @@ import (
 // valid is the answer of a provider at height 100.
 const valid = `{"jsonrpc":"2.0","id":1,"result":"0x64"}`
 
-// judgeCases are the answer rules, one body each; they also seed FuzzJudge. The
+// answerCases are the answer rules, one body each; they also seed FuzzParseQuantity. The
 // probe always sends id 1, so a provider that answers every request with id 1,
 // whatever the request carried, is judged on its height; any other id fails it.
-var judgeCases = []struct {
+var answerCases = []struct {
 	name   string
 	body   string
 	height uint64 // the height read, when the answer is accepted
@@ -77,33 +77,33 @@ var judgeCases = []struct {
 	{name: "refuses a result of 17 hex digits", body: `{"jsonrpc":"2.0","id":1,"result":"0x10000000000000000"}`, want: "canonical"},
 }
 
-func TestJudgeAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
-	for _, tt := range judgeCases {
+func TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule(t *testing.T) {
+	for _, tt := range answerCases {
 		t.Run(tt.name, func(t *testing.T) {
 			height, resolved := parseQuantity([]byte(tt.body), nil)
 			if tt.want == "" {
 				if resolved != nil || height != tt.height {
-					t.Fatalf("judge = %d, %v; want %d accepted", height, resolved, tt.height)
+					t.Fatalf("parseQuantity = %d, %v; want %d accepted", height, resolved, tt.height)
 				}
 				return
 			}
 			if resolved == nil {
-				t.Fatalf("judge accepted %d; want an error saying %q", height, tt.want)
+				t.Fatalf("parseQuantity accepted %d; want an error saying %q", height, tt.want)
 			}
 			// A JSON-RPC error object is the provider's own answer; any other
 			// refusal is an answer that breaks the rules, which code sees as
 			// ErrBadAnswer and its Reason.
 			if !strings.Contains(resolved.Error(), tt.want) {
-				t.Fatalf("judge's error is %v; want it to say %q", resolved, tt.want)
+				t.Fatalf("parseQuantity's error is %v; want it to say %q", resolved, tt.want)
 			}
 			var rpc *RPCError
 			wantRPC := strings.HasPrefix(tt.want, "RPC error -")
 			if errors.As(resolved, &rpc) != wantRPC || errors.Is(resolved, ErrBadAnswer) == wantRPC {
-				t.Errorf("judge's error %v is an RPCError: %v, matches ErrBadAnswer: %v; want it to be exactly one, an RPCError: %v",
+				t.Errorf("parseQuantity's error %v is an RPCError: %v, matches ErrBadAnswer: %v; want it to be exactly one, an RPCError: %v",
 					resolved, rpc != nil, errors.Is(resolved, ErrBadAnswer), wantRPC)
 			}
 			if reason := (&ProbeError{Endpoint: "a", Err: resolved}).Reason(); !wantRPC && reason != ReasonBadAnswer {
-				t.Errorf("judge's error %v has the Reason %q, want %q", resolved, reason, ReasonBadAnswer)
+				t.Errorf("parseQuantity's error %v has the Reason %q, want %q", resolved, reason, ReasonBadAnswer)
 			}
 		})
 	}
@@ -168,7 +168,7 @@ func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1521a3f"}` + "\n")
 	allocs := testing.AllocsPerRun(100, func() {
 		if height, err := parseQuantity(body, nil); err != nil || height != 0x1521a3f {
-			t.Fatalf("judge = %d, %v", height, err)
+			t.Fatalf("parseQuantity = %d, %v", height, err)
 		}
 	})
 	if allocs != 0 {

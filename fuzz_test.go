@@ -13,9 +13,9 @@ import (
 // QUANTITY, narrowed to values that fit in 64 bits.
 var canonicalQuantity = regexp.MustCompile(`^0x(0|[1-9a-f][0-9a-f]{0,15})$`)
 
-// acceptedIndependently is a second, differently built judge: it decodes the
-// body with json.Unmarshal into a map (where judge walks tokens), and checks
-// the result with a regular expression and strconv.ParseUint (where judge
+// acceptedIndependently is a second, differently built reading: it decodes the
+// body with json.Unmarshal into a map (where parseQuantity walks tokens), and checks
+// the result with a regular expression and strconv.ParseUint (where parseQuantity
 // checks characters). It cannot see members named twice.
 func acceptedIndependently(body []byte) (uint64, bool) {
 	if len(body) > maxBody {
@@ -55,14 +55,14 @@ func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 	return n, ok
 }
 
-// FuzzJudge feeds the judge arbitrary bodies, seeded from the table of
-// TestJudgeAcceptsOnlyAnswersThatKeepEveryRule. It must never panic; a
+// FuzzParseQuantity feeds parseQuantity arbitrary bodies, seeded from the table of
+// TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule. It must never panic; a
 // rejection's message, as Check reports it, holds no control character;
-// whenever it accepts, the independent judge agrees on the verdict and the
+// whenever it accepts, the independent reading agrees on the verdict and the
 // height, which it reads only from a result in canonical form. Run longer with:
-// go test -run '^$' -fuzz FuzzJudge -fuzztime 5m -parallel 1
-func FuzzJudge(f *testing.F) {
-	for _, c := range judgeCases {
+// go test -run '^$' -fuzz FuzzParseQuantity -fuzztime 5m -parallel 1
+func FuzzParseQuantity(f *testing.F) {
+	for _, c := range answerCases {
 		f.Add([]byte(c.body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -74,12 +74,12 @@ func FuzzJudge(f *testing.F) {
 				t.Fatalf("message %q holds a control character", msg)
 			}
 			if ok && !strings.Contains(err.Error(), "twice") {
-				t.Fatalf("judge rejected what the independent check accepts (%d): %v", want, err)
+				t.Fatalf("parseQuantity rejected what the independent check accepts (%d): %v", want, err)
 			}
 			return
 		}
 		if !ok || height != want {
-			t.Fatalf("judge accepted %d; independent check says %d, %v", height, want, ok)
+			t.Fatalf("parseQuantity accepted %d; independent check says %d, %v", height, want, ok)
 		}
 	})
 }

@@ -37,7 +37,7 @@ func TestReferenceIsTheKthHighestHeight(t *testing.T) {
 	}
 }
 
-func TestNextJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
+func TestNextSnapshotJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 	failed := outcome{err: errors.New("down")}
 	at := func(h uint64) outcome { return outcome{height: h} }
 	tests := []struct {
