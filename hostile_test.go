@@ -14,7 +14,7 @@ import (
 )
 
 // hostileCase is a provider behaviour that only a real HTTP exchange shows; the
-// answer rules themselves are TestJudgeAcceptsOnlyAnswersThatKeepEveryRule's.
+// answer rules themselves are TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule's.
 type hostileCase struct {
 	name string
 	// target starts the provider and returns its URL, to which secrets are
