@@ -217,6 +217,7 @@ func shareEligible() *stat.PanelBuilder {
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
+		Orientation(common.VizOrientationAuto).
 		WithTarget(query("A", expr, where))
 }
 
@@ -291,9 +292,17 @@ func failuresInRange() *table.PanelBuilder {
 		Height(8).
 		Span(24).
 		Decimals(0).
+		// The footer's total is every failed probe in the range, of the
+		// picked targets; without a reducer the SDK would write null.
+		Footer(common.NewTableFooterOptionsBuilder().
+			Show(true).
+			Reducer([]string{"sum"})).
 		WithTransformation(dashboard.DataTransformerConfig{
-			Id:      "organize",
-			Options: map[string]any{"excludeByName": map[string]bool{"Time": true}},
+			Id: "organize",
+			Options: map[string]any{
+				"excludeByName": map[string]bool{"Time": true},
+				"renameByName":  map[string]string{"Value": "failed probes"},
+			},
 		}).
 		WithTarget(prometheus.NewDataqueryBuilder().
 			Datasource(datasource).
