@@ -122,6 +122,7 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 	if got := server.query(t, `{__name__=~"blocklag_.+"}`, time.Now(), instance); !slices.Equal(got, want) {
 		t.Errorf("Prometheus stored the series\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	t.Run("every dashboard panel shows series", func(t *testing.T) { checkDashboard(t, server, instance) })
 
 	// The alerts, each waiting out its for: clause: a rejected key whether
 	// or not its checks publish; a provider that lags, and one that fails
