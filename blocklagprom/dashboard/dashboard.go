@@ -258,8 +258,9 @@ func heights() *timeseries.PanelBuilder {
 }
 
 func failureRate() *timeseries.PanelBuilder {
-	expr := "sum by (job, instance, chain, provider, reason) (\n" +
-		"  rate(" + selected("blocklag_provider_probe_failures_total") + "[$__rate_interval])\n)"
+	// Each series is one provider's counter of one reason, so no sum is
+	// needed, and none drops a label that tells Monitors apart.
+	expr := "rate(" + selected("blocklag_provider_probe_failures_total") + "[$__rate_interval])"
 	return series("Failed probes per second",
 		"How often each provider's probes fail, by reason, counted in every check "+
 			"whether or not it published: this shows failures even while the verdicts are stale.",
@@ -282,8 +283,7 @@ func reasonInForce() *statetimeline.PanelBuilder {
 }
 
 func failuresInRange() *table.PanelBuilder {
-	expr := "sum by (job, instance, chain, provider, reason) (\n" +
-		"  increase(" + selected("blocklag_provider_probe_failures_total") + "[$__range])\n) > 0"
+	expr := "increase(" + selected("blocklag_provider_probe_failures_total") + "[$__range]) > 0"
 	return table.NewPanelBuilder().
 		Title("Failed probes in the time range").
 		Description("How many probes of each provider failed in the dashboard's time range, by reason. " +
