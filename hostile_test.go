@@ -52,20 +52,14 @@ var hostileCases = []hostileCase{
 // and secrets in its URL. Whatever it does, the Check ends within its context,
 // follows no redirect, closes every body and shows no secret; a failing
 // provider gets a short one-line ProbeError naming it and the fault, and is
-// published ineligible beside the good one.
+// published ineligible beside the good one. The chain ID request meets one
+// behaviour of each kind as the height probe does, and its failure says it was
+// the chain ID request; those answers report 100, then the chain ID to confirm.
 func TestHostileProvidersCannotStallOrFoolACheck(t *testing.T) {
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, false) })
-	}
-}
-
-// The chain ID request meets one behaviour of each kind as the height probe
-// does, and its failure says it was the chain ID request. The answers report
-// 100, which is then the chain ID to confirm.
-func TestChainIDRequestMeetsHostileProvidersAsTheHeightProbeDoes(t *testing.T) {
-	for _, c := range hostileCases {
 		if c.chain {
-			t.Run(c.name, func(t *testing.T) { c.run(t, true) })
+			t.Run(c.name+", met by the chain ID request", func(t *testing.T) { c.run(t, true) })
 		}
 	}
 }

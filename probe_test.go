@@ -55,56 +55,6 @@ func TestProbesArePostsToTheURLAsConfiguredThroughBase(t *testing.T) {
 	}
 }
 
-// Any status but 200 fails the probe as a *StatusError after one request:
-// nothing is retried, and no redirect is followed, whatever its Location (the
-// good provider one names is never asked). Its Reason tells a refusal from a
-// broken provider. The body, a valid answer here, leaves it plain.
-func TestStatusOtherThanOKFailsProbeOnce(t *testing.T) {
-	good := newProvider(t, 100)
-	tests := []struct {
-		status   int
-		location string
-		reason   Reason
-	}{
-		{201, "", ReasonHTTPStatus},
-		{204, "", ReasonHTTPStatus},
-		{401, "", ReasonUnauthorized},
-		{402, "", ReasonUnauthorized},
-		{403, "", ReasonUnauthorized},
-		{404, "", ReasonHTTPStatus},
-		{429, "", ReasonRateLimited},
-		{500, "", ReasonHTTPStatus},
-		{503, "", ReasonHTTPStatus},
-		{301, good.URL, ReasonHTTPStatus},
-		{302, "/v3/%zz", ReasonHTTPStatus},
-		{303, "http://[::1", ReasonHTTPStatus},
-		{307, good.URL, ReasonHTTPStatus},
-		{308, "http://rpc example:port/", ReasonHTTPStatus},
-		{302, "", ReasonHTTPStatus},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("status %d with Location %q fails after one request as %s", tt.status, tt.location, tt.reason), func(t *testing.T) {
-			p := newProvider(t, 100)
-			p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
-				if tt.location != "" {
-					w.Header()["Location"] = []string{tt.location} // as it is, unlike Set
-				}
-				reply(tt.status, valid)(w, r) // no body with 204, which has none
-			})
-			pe, err := probeOne(t, Config{Endpoints: named("a", p.URL)})
-			if _, ok := pe.Err.(*StatusError); !ok || pe.Err.Error() != fmt.Sprintf("HTTP status %d", tt.status) || !statusIs(tt.status)(err) {
-				t.Errorf("probe error %v (%T), want a plain *StatusError %d", pe, pe.Err, tt.status)
-			}
-			if pe.Reason() != tt.reason {
-				t.Errorf("Reason() = %q, want %q", pe.Reason(), tt.reason)
-			}
-			if p.total() != 1 || good.total() != 0 {
-				t.Errorf("%d requests to the provider and %d to the good one, want 1 and none", p.total(), good.total())
-			}
-		})
-	}
-}
-
 // A Base that breaks the RoundTripper contract fails the probe as a transport
 // failure that says how (an answer without a body is an empty one), and a body
 // it returned beside an error is closed all the same.
@@ -143,25 +93,44 @@ func TestBaseThatBreaksTheContractFailsTheProbe(t *testing.T) {
 	}
 }
 
-// The body of an answer that is not 200 is read under the limits of any answer.
-// Only a JSON-RPC 2.0 error object in it counts: the *StatusError keeps it as
-// an *RPCError, whose code 429 or -32005 makes any status rate limited. Any
-// other body, or one that breaks a limit, leaves a plain *StatusError: never a
-// transport failure or a bad answer.
-func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
+// Any status but 200 fails the probe as a *StatusError after one request:
+// nothing is retried, and no redirect is followed, whatever its Location. Its
+// Reason tells a refusal from a broken provider. The body is read under the
+// limits of any answer, and only a JSON-RPC 2.0 error object in it counts: the
+// *StatusError keeps it as an *RPCError, whose code 429 or -32005 makes any
+// status rate limited. Any other body, or one that breaks a limit, leaves a
+// plain *StatusError: never a transport failure or a bad answer.
+func TestStatusOtherThanOKFailsProbeOnceKeepingOnlyAJSONRPCError(t *testing.T) {
 	infura := rpcErrorAnswer(-32005, "daily request count exceeded")
 	limit := &RPCError{Code: -32005, Message: "daily request count exceeded"}
 	const cut = "<cut>" // at the end of a body, where reading it fails
+	const good = "http://good.example/"
 	tests := []struct {
-		name   string
-		status int
-		body   string
-		length int64 // the ContentLength that the Base states; 0 states none
-		drip   bool  // after body, nothing comes until the probe gives up at ProbeTimeout
-		spaces bool  // after body, white space comes without end
-		rpc    *RPCError
-		reason Reason
+		name     string
+		status   int
+		location string // the Location header, as it is; "" sends none
+		body     string
+		length   int64 // the ContentLength that the Base states; 0 states none
+		drip     bool  // after body, nothing comes until the probe gives up at ProbeTimeout
+		spaces   bool  // after body, white space comes without end
+		rpc      *RPCError
+		reason   Reason
 	}{
+		{name: "a valid answer", status: 201, body: valid, reason: ReasonHTTPStatus},
+		{name: "an empty answer", status: 204, reason: ReasonHTTPStatus},
+		{name: "a valid answer", status: 401, body: valid, reason: ReasonUnauthorized},
+		{name: "a valid answer", status: 402, body: valid, reason: ReasonUnauthorized},
+		{name: "a valid answer", status: 403, body: valid, reason: ReasonUnauthorized},
+		{name: "a valid answer", status: 404, body: valid, reason: ReasonHTTPStatus},
+		{name: "a valid answer", status: 429, body: valid, reason: ReasonRateLimited},
+		{name: "a valid answer", status: 500, body: valid, reason: ReasonHTTPStatus},
+		{name: "a valid answer", status: 503, body: valid, reason: ReasonHTTPStatus},
+		{name: "a redirect to a good provider", status: 301, location: good, body: valid, reason: ReasonHTTPStatus},
+		{name: "a redirect to an invalid escape", status: 302, location: "/v3/%zz", body: valid, reason: ReasonHTTPStatus},
+		{name: "a redirect to an unclosed IPv6 host", status: 303, location: "http://[::1", body: valid, reason: ReasonHTTPStatus},
+		{name: "a temporary redirect to a good provider", status: 307, location: good, body: valid, reason: ReasonHTTPStatus},
+		{name: "a redirect to a host with a space", status: 308, location: "http://rpc example:port/", body: valid, reason: ReasonHTTPStatus},
+		{name: "a redirect without a Location", status: 302, body: valid, reason: ReasonHTTPStatus},
 		{name: "Infura's rate limit", status: 429, body: infura, rpc: limit, reason: ReasonRateLimited},
 		{name: "a rate limit with a null id", status: 429, body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32005,"message":"slow down"}}`,
 			rpc: &RPCError{Code: -32005, Message: "slow down"}, reason: ReasonRateLimited},
@@ -201,10 +170,15 @@ func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
 		{name: "a member named twice", status: 503, body: `{"jsonrpc":"2.0","id":1,"id":1,"error":{"code":-32005,"message":"x"}}`, reason: ReasonHTTPStatus},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+" in a "+strconv.Itoa(tt.status), func(t *testing.T) {
+		t.Run(tt.name+" in a "+strconv.Itoa(tt.status)+" fails after one request", func(t *testing.T) {
+			var requests atomic.Int32
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				requests.Add(1)
 				text, broken := strings.CutSuffix(tt.body, cut)
 				resp := response(r, tt.status, text, -1)
+				if tt.location != "" {
+					resp.Header["Location"] = []string{tt.location} // as it is, unlike Set
+				}
 				if tt.length != 0 {
 					resp.ContentLength = tt.length
 				}
@@ -212,7 +186,7 @@ func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
 				case broken:
 					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), iotest.ErrReader(errors.New("connection reset"))))
 				case tt.drip:
-					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), contextReader{r.Context()}))
+					resp.Body = &stallingBody{head: text, closed: make(chan struct{})}
 				case tt.spaces:
 					resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(text), spaces{}))
 				}
@@ -245,17 +219,11 @@ func TestBodyOfAnAnswerThatIsNotOKKeepsOnlyAJSONRPCError(t *testing.T) {
 			if pe.Reason() != tt.reason || errors.Is(err, ErrBadAnswer) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Reason() = %s, want %s; and neither a bad answer nor a transport failure nor a timeout", pe.Reason(), tt.reason)
 			}
+			if n := requests.Load(); n != 1 {
+				t.Errorf("%d requests, want 1: none retried, no redirect followed", n)
+			}
 		})
 	}
-}
-
-// contextReader is a body that never ends: every Read waits for ctx to end and
-// fails with its error.
-type contextReader struct{ ctx context.Context }
-
-func (r contextReader) Read([]byte) (int, error) {
-	<-r.ctx.Done()
-	return 0, r.ctx.Err()
 }
 
 // spaces is an endless body of white space.
@@ -420,14 +388,14 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 		result     string // the chain ID answer in the first two Checks; "" answers HTTP 503
 		heightDown bool   // the height probe answers HTTP 502 in the first two Checks
 		want       string // the probe's error in those Checks
-		confirms   bool   // the first Check already confirms
+		asked      int    // chain ID requests in four Checks: 3 (two refused), or 1 if the first confirms
 	}{
-		{"after a failed chain ID request", 100, "", false, "chain ID request: HTTP status 503", false},
-		{"after a chain ID that is not canonical", 100, `"0x01"`, false, `chain ID request: result "0x01" is not a canonical hex quantity`, false},
-		{"after naming another chain at a plausible height", 100, `"0xaa36a7"`, false, "chain ID 11155111 (0xaa36a7), want 1", false},
-		{"after naming another chain far ahead", 1_000_000, `"0xaa36a7"`, false, "chain ID 11155111 (0xaa36a7), want 1", false},
-		{"after both requests failed, reported as the chain ID failure", 100, "", true, "chain ID request: HTTP status 503", false},
-		{"after a failed height probe beside the right chain", 100, `"0x1"`, true, "HTTP status 502", true},
+		{"after a failed chain ID request", 100, "", false, "chain ID request: HTTP status 503", 3},
+		{"after a chain ID that is not canonical", 100, `"0x01"`, false, `chain ID request: result "0x01" is not a canonical hex quantity`, 3},
+		{"after naming another chain at a plausible height", 100, `"0xaa36a7"`, false, "chain ID 11155111 (0xaa36a7), want 1", 3},
+		{"after naming another chain far ahead", 1_000_000, `"0xaa36a7"`, false, "chain ID 11155111 (0xaa36a7), want 1", 3},
+		{"after both requests failed, reported as the chain ID failure", 100, "", true, "chain ID request: HTTP status 503", 3},
+		{"after a failed height probe beside the right chain", 100, `"0x1"`, true, "HTTP status 502", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -459,12 +427,8 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 					t.Fatalf("Check %d: %v, eligible %v; want nil and true", i, err, m.Eligible("n"))
 				}
 			}
-			want := 3 // two refused, one confirming
-			if tt.confirms {
-				want = 1
-			}
-			if got := n.count("eth_chainId"); got != want {
-				t.Errorf("%d chain ID requests over four Checks, want %d", got, want)
+			if got := n.count("eth_chainId"); got != tt.asked {
+				t.Errorf("%d chain ID requests over four Checks, want %d", got, tt.asked)
 			}
 			if got := n.count("eth_blockNumber"); got != 4 {
 				t.Errorf("%d height probes over four Checks, want 4", got)
@@ -516,11 +480,10 @@ func TestChainIDRequestRunsAlongsideHeightProbe(t *testing.T) {
 // the context no longer closes: the probe closes it when its time is up, so the
 // answer fails as its status and the Check publishes, plainly and over TLS.
 func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
-	for _, overTLS := range []bool{false, true} {
-		name := "a 101 answer fails as its status"
-		if overTLS {
-			name += " over TLS"
-		}
+	for name, start := range map[string]func(*httptest.Server){
+		"a 101 answer fails as its status":          (*httptest.Server).Start,
+		"a 101 answer fails as its status over TLS": (*httptest.Server).StartTLS,
+	} {
 		t.Run(name, func(t *testing.T) {
 			hold := make(chan struct{})
 			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -535,11 +498,7 @@ func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
 				buf.Flush()
 				<-hold
 			}))
-			if overTLS {
-				srv.StartTLS()
-			} else {
-				srv.Start()
-			}
+			start(srv)
 			t.Cleanup(srv.Close)
 			t.Cleanup(func() { close(hold) }) // before Close, which waits for the handler
 			good := newProvider(t, 100)

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -109,11 +110,14 @@ func oracleReduce(s string) string {
 	return string(b)
 }
 
-// quotings are the ways a log or a status page may write a text.
-var quotings = []struct {
+// quoting is a way a log or a status page may write a text.
+type quoting struct {
 	name  string
 	quote func(string) string
-}{
+}
+
+// quotings are those ways: the first five quote a text alone, the rest log it.
+var quotings = []quoting{
 	{"%q", func(s string) string { return fmt.Sprintf("%q", s) }},
 	{"JSON", func(s string) string { b, _ := json.Marshal(s); return string(b) }},
 	{"JSON without HTML escapes", func(s string) string {
@@ -254,8 +258,10 @@ var spellings = []struct {
 // siblings' secrets.
 func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 	var eps []failnext.Endpoint
+	var forms []string
 	for _, sh := range shapes {
 		eps = append(eps, named(sh.name, sh.url)...)
+		forms = append(forms, oracleForms(sh)...)
 	}
 	// An ID made of a key fails like the others: only the typed fields (and the
 	// ID-keyed text forms of Status) may show it.
@@ -275,46 +281,36 @@ func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 				if n := len(probeErrors(t, err)); n != len(eps)-1 {
 					t.Fatalf("Check = %v, want every probe but one failed", err)
 				}
-				var texts []string
 				eachError(err, func(e error) {
-					texts = append(texts, e.Error())
+					assertQuotedSafely(t, e.Error(), quotings, forms, true)
 					if rpc := (*RPCError)(nil); errors.As(e, &rpc) {
-						texts = append(texts, rpc.Message)
+						assertQuotedSafely(t, rpc.Message, quotings, forms, true)
 					}
 				})
-				for _, text := range texts {
-					if kept := keptByQuoting(text); kept != "" {
-						t.Errorf("%s writes %q otherwise", kept, text)
-					}
-					for _, q := range quotings {
-						quoted := q.quote(text)
-						for _, sh := range shapes {
-							if f := visibleIn(quoted, oracleForms(sh), true); f != "" {
-								t.Errorf("%s shows %q of %s", quoted, f, sh.name)
-							}
-						}
-						if strings.Count(strings.TrimSuffix(quoted, "\n"), "\n") > 0 {
-							t.Errorf("%s is more than one line", quoted)
-						}
-					}
-				}
 			})
 		}
 	}
 }
 
-// keptByQuoting names the first quoting that writes text otherwise than as
-// itself between quotes, '"' and '/' escaped aside; "" when none does.
-func keptByQuoting(text string) string {
-	for _, q := range quotings[:5] { // those that quote text alone
-		inside := q.quote(text)
-		inside = inside[1 : len(inside)-1]
-		inside = strings.NewReplacer(`\"`, `"`, `\/`, `/`).Replace(inside)
-		if inside != text {
-			return q.name
+// assertQuotedSafely fails t when text, written by one of qs, a prefix of
+// quotings, spans more than one line or shows one of forms as visibleIn reads
+// it, or when one that quotes text alone writes it otherwise than as itself
+// between quotes, '"' and '/' escaped aside.
+func assertQuotedSafely(t *testing.T, text string, qs []quoting, forms []string, byPiece bool) {
+	t.Helper()
+	for i, q := range qs {
+		quoted := q.quote(text)
+		inside := strings.NewReplacer(`\"`, `"`, `\/`, `/`).Replace(quoted[1 : len(quoted)-1])
+		if i < 5 && inside != text {
+			t.Errorf("%s writes %q otherwise", q.name, text)
+		}
+		if strings.Count(strings.TrimSuffix(quoted, "\n"), "\n") > 0 {
+			t.Errorf("%s is more than one line", quoted)
+		}
+		if f := visibleIn(quoted, forms, byPiece); f != "" {
+			t.Errorf("%s shows %q", quoted, f)
 		}
 	}
-	return ""
 }
 
 // visibleIn returns the first of forms that text shows, read as oracleReading
@@ -371,9 +367,17 @@ func TestIDBeyondASCIIIsReducedInMessagesOnly(t *testing.T) {
 // 300, as received, ending in "..."; a secret whose stretch begins within them
 // is masked whole, and neither "..." nor a number blocklag writes beside
 // outside text can complete one. An RPCError's Message is what the message
-// shows between quotes.
+// shows between quotes. A text of megabytes is read only as far as it is
+// shown, and costs a Check no more memory than a short one does.
 func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 	const key = "k3y0123456789abcdef0123456789abc"
+	const hexKey = "0123456789abcdef0123456789abcdef"
+	const mime = "net/http: malformed MIME header line: "
+	var wide wideError
+	wide.inner = make([]error, 100_000)
+	for i := range wide.inner {
+		wide.inner[i] = &wide
+	}
 	tests := []struct {
 		name, url, key string
 		fail           func(*http.Request) (*http.Response, error)
@@ -424,12 +428,26 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 		// one-letter password cuts no marker.
 		{"a one-letter password beside markers", "http://u:d@rpc.example/v3/k3y0123456789abc", "k3y0123456789abc",
 			rpcFailure(http.StatusOK, -32000, "bad key k3y0123456789abc"), `RPC error -32000: "ba[redacted] key [redacted]"`},
+		// A transport text of the key repeated to 9 MB is one stretch, a secret
+		// all through; errors may join or wrap themselves without end.
+		{"the key repeated to 9 MB", "http://rpc.example/v3/" + hexKey, hexKey,
+			baseError(errors.New(mime + strings.Repeat(hexKey, 9<<20/len(hexKey)))), `"` + mime + `[redacted]..."`},
+		{"9 MB of x", "http://rpc.example/v3/" + hexKey, hexKey,
+			baseError(errors.New(mime + strings.Repeat("x", 9<<20))), `"` + mime + strings.Repeat("x", 300-len(mime)) + `..."`},
+		{"an error joining itself 100,000 times", "http://rpc.example/v3/" + hexKey, hexKey, baseError(&wide), `"wide"`},
+		{"an endless chain", "http://rpc.example/v3/" + hexKey, hexKey, baseError(endless(0)), `"loops"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pe, err := probeOne(t, Config{Endpoints: named("a", tt.url), Base: roundTripFunc(tt.fail)})
-			if !strings.HasSuffix(pe.Error(), tt.want) {
-				t.Errorf("message %q, want it to end in %q", pe, tt.want)
+			m := mustNew(t, Config{Endpoints: named("a", tt.url), Base: roundTripFunc(tt.fail)})
+			var err error
+			allocated := allocatedBy(func() { err = check(m) })
+			pe := probeErrors(t, err)["a"]
+			if pe == nil || !strings.HasSuffix(pe.Error(), tt.want) || len(pe.Error()) > 400 {
+				t.Fatalf("probe error %q, want one of at most 400 bytes ending in %q", pe, tt.want)
+			}
+			if allocated > 1<<20 {
+				t.Errorf("the Check allocated %d bytes, want at most 1 MiB", allocated)
 			}
 			if re := (*RPCError)(nil); errors.As(err, &re) && !strings.Contains(pe.Error(), `: "`+re.Message+`"`) {
 				t.Errorf("RPCError.Message %q is not what the message %q shows", re.Message, pe)
@@ -448,43 +466,11 @@ func rpcFailure(status, code int, message string) func(*http.Request) (*http.Res
 }
 
 func baseFailure(text string) func(*http.Request) (*http.Response, error) {
-	return func(*http.Request) (*http.Response, error) { return nil, errors.New(text) }
+	return baseError(errors.New(text))
 }
 
-// A text of megabytes is read only as far as it is shown: a transport text of
-// the key repeated to 9 MB, in which every stretch is a secret, and one of
-// 100,000 errors joined under one, cost a Check no more memory than a short
-// text does.
-func TestHugeTextsCostWhatShortOnesDo(t *testing.T) {
-	const key = "0123456789abcdef0123456789abcdef"
-	var wide wideError
-	wide.inner = make([]error, 100_000)
-	for i := range wide.inner {
-		wide.inner[i] = &wide
-	}
-	tests := []struct {
-		name string
-		err  error
-	}{
-		{"the key repeated to 9 MB", errors.New("net/http: malformed MIME header line: " + strings.Repeat(key, 9<<20/len(key)))},
-		{"9 MB of x", errors.New("net/http: malformed MIME header line: " + strings.Repeat("x", 9<<20))},
-		{"an error joining itself 100,000 times", &wide},
-		{"an endless chain", endless(0)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, tt.err })
-			m := mustNew(t, Config{Endpoints: named("a", "http://rpc.example/v3/"+key), Base: base})
-			var pe *ProbeError
-			allocated := allocatedBy(func() { pe = probeErrors(t, check(m))["a"] })
-			if pe == nil || len(pe.Error()) > 400 {
-				t.Fatalf("probe error %q, want one of at most 400 bytes", pe)
-			}
-			if allocated > 1<<20 {
-				t.Errorf("the Check allocated %d bytes, want at most 1 MiB", allocated)
-			}
-		})
-	}
+func baseError(err error) func(*http.Request) (*http.Response, error) {
+	return func(*http.Request) (*http.Response, error) { return nil, err }
 }
 
 // allocatedBy returns how many bytes the program allocated while f ran.
@@ -533,8 +519,9 @@ func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 		{name: "a net.Error that did not time out", err: fakeNetError{}, netError: true, reason: ReasonTransport},
 		{name: "a net.Error that an As method gives", err: asOnly{fakeNetError{timeout: true}}, netError: true, timeout: true, reason: ReasonTimeout},
 		{name: "a syscall.Errno that an As method gives", err: asOnly{syscall.ECONNRESET}, is: syscall.ECONNRESET, netError: true, reason: ReasonTransport},
-		{name: "a *url.Error quoting the URL that an As method gives", err: &asURLError{}, netError: true, reason: ReasonTransport},
-		{name: "an error whose Format method prints the URL", err: &formatsURL{}, reason: ReasonTransport},
+		{name: "a *url.Error quoting the URL that an As method gives", err: asOnly{&url.Error{Op: "Post", URL: withSecrets("http://rpc.example"), Err: errors.New("refused")}},
+			netError: true, reason: ReasonTransport},
+		{name: "an error whose Format method prints the URL", err: &changingError{text: "connection failed"}, reason: ReasonTransport},
 		{name: "an error whose text changes after Check returns", err: changing, reason: ReasonTransport},
 	}
 	for _, tt := range tests {
@@ -566,42 +553,19 @@ func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 	}
 }
 
-// asURLError offers a *url.Error quoting the URL to anyone who asks for a
-// *url.Error or a net.Error.
-type asURLError struct{}
+// changingError's text is whatever its field holds when asked; formatted with
+// %+v, it prints the URL it failed on.
+type changingError struct{ text string }
 
-func (*asURLError) Error() string { return "connection failed" }
+func (e *changingError) Error() string { return e.text }
 
-func (*asURLError) As(target any) bool {
-	ue := &url.Error{Op: "Post", URL: "http://rpc.example/v3/key1SECRET", Err: errors.New("refused")}
-	switch t := target.(type) {
-	case **url.Error:
-		*t = ue
-	case *net.Error:
-		*t = ue
-	default:
-		return false
-	}
-	return true
-}
-
-// formatsURL prints the URL it failed on when formatted with %+v.
-type formatsURL struct{}
-
-func (*formatsURL) Error() string { return "connection failed" }
-
-func (e *formatsURL) Format(f fmt.State, verb rune) {
+func (e *changingError) Format(f fmt.State, verb rune) {
 	if f.Flag('+') {
 		io.WriteString(f, "connection to http://rpc.example/v3/key1SECRET failed")
 		return
 	}
 	io.WriteString(f, e.Error())
 }
-
-// changingError's text is whatever its field holds when asked.
-type changingError struct{ text string }
-
-func (e *changingError) Error() string { return e.text }
 
 // fakeNetError is a net.Error from a Base, whose text quotes the URL.
 type fakeNetError struct{ timeout bool }
@@ -610,24 +574,19 @@ func (e fakeNetError) Error() string   { return "i/o on http://rpc.example/v3/pa
 func (e fakeNetError) Timeout() bool   { return e.timeout }
 func (e fakeNetError) Temporary() bool { return false }
 
-// asOnly is a Base's error that is neither a net.Error nor an Errno itself but
-// says, through its As method, that it is its inner one.
+// asOnly is a Base's error that is none of the errors it stands for but
+// offers its inner one, through its As method, to any target it fits.
 type asOnly struct{ inner error }
 
 func (e asOnly) Error() string { return "wrapped on http://rpc.example/v3/path1SECRET" }
 
 func (e asOnly) As(target any) bool {
-	switch t := target.(type) {
-	case *net.Error:
-		ne, ok := e.inner.(net.Error)
-		*t = ne
-		return ok
-	case *syscall.Errno:
-		errno, ok := e.inner.(syscall.Errno)
-		*t = errno
-		return ok
+	v := reflect.ValueOf(target).Elem()
+	fits := reflect.TypeOf(e.inner).AssignableTo(v.Type())
+	if fits {
+		v.Set(reflect.ValueOf(e.inner))
 	}
-	return false
+	return fits
 }
 
 // FuzzShownTextShowsNoSecret configures an endpoint whose user name, password,
@@ -677,14 +636,8 @@ func FuzzShownTextShowsNoSecret(f *testing.F) {
 		}
 		forms := oracleForms(shape{url: raw, secrets: writtenSecrets(raw)})
 		eachError(check(m), func(e error) {
-			if kept := keptByQuoting(e.Error()); kept != "" {
-				t.Fatalf("%s writes %q otherwise", kept, e.Error())
-			}
-			for _, q := range quotings[:5] { // a log line's own time may hold a short secret
-				if form := visibleIn(q.quote(e.Error()), forms, false); form != "" {
-					t.Fatalf("%s shows %q", q.quote(e.Error()), form)
-				}
-			}
+			// Not the log lines, whose own time may hold a short secret.
+			assertQuotedSafely(t, e.Error(), quotings[:5], forms, false)
 		})
 	})
 }
