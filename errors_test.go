@@ -73,7 +73,7 @@ var failures = []failureCase{
 func TestEveryFailureReachesCodeAsATypeWithItsReason(t *testing.T) {
 	for _, f := range failures {
 		t.Run(f.name, func(t *testing.T) {
-			pe, err := f.probe(t)
+			pe, err := probeOne(t, f.config(t))
 			if got := pe.Reason(); got != f.reason {
 				t.Errorf("Reason() = %q, want %q; error: %v", got, f.reason, pe)
 			}
@@ -88,12 +88,6 @@ func TestEveryFailureReachesCodeAsATypeWithItsReason(t *testing.T) {
 			}
 		})
 	}
-}
-
-// probe checks a provider that fails as f says.
-func (f failureCase) probe(t *testing.T) (*ProbeError, error) {
-	t.Helper()
-	return probeOne(t, f.config(t))
 }
 
 // config is a Config of one endpoint, "a", that fails as f says.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -72,8 +71,7 @@ func ExampleMonitor() {
 	}
 	defer resp.Body.Close()
 	var answer struct{ Result string }
-	data, _ := io.ReadAll(resp.Body)
-	json.Unmarshal(data, &answer)
+	json.NewDecoder(resp.Body).Decode(&answer)
 	fmt.Println("balance:", answer.Result)
 
 	// Output:
