@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -363,12 +362,12 @@ func clockAt(hms string) time.Time {
 
 // assertShowsNone fails t when err, or any error it wraps, shows SECRET or
 // one of the non-empty forbidden texts, as Error or fmt's %v, %+v or %#v
-// gives it.
+// gives it, or as slog's text and JSON handlers log it.
 func assertShowsNone(t *testing.T, err error, forbidden ...string) {
 	t.Helper()
 	forbidden = append(forbidden, "SECRET")
 	eachError(err, func(e error) {
-		for _, shown := range []string{e.Error(), fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e)} {
+		for _, shown := range []string{e.Error(), fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e), logged(e, textHandler), logged(e, jsonHandler)} {
 			for _, f := range forbidden {
 				if f != "" && strings.Contains(shown, f) {
 					t.Errorf("error %q (%T) shows %q", shown, e, f)
@@ -376,38 +375,4 @@ func assertShowsNone(t *testing.T, err error, forbidden ...string) {
 			}
 		}
 	})
-}
-
-// shownTexts is every text in which err, Check's error, and st, the Status
-// after it, reach an operator: each error in err as Error, %v and %+v give
-// it; err and st logged by slog's text and JSON handlers; st as JSON and
-// with %v and %+v.
-func shownTexts(err error, st Status) []string {
-	var texts []string
-	eachError(err, func(e error) {
-		texts = append(texts, e.Error(), fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e))
-	})
-	for _, h := range []func(io.Writer, *slog.HandlerOptions) slog.Handler{textHandler, jsonHandler} {
-		var buf bytes.Buffer
-		slog.New(h(&buf, nil)).Info("check", "err", err)
-		texts = append(texts, buf.String(), logged(st, h))
-	}
-	js, jsonErr := json.Marshal(st)
-	if jsonErr != nil {
-		js = []byte(jsonErr.Error())
-	}
-	return append(texts, string(js), fmt.Sprintf("%v", st), fmt.Sprintf("%+v", st))
-}
-
-// assertNoneShows fails t for each text of shownTexts(err, st) that holds
-// one of forbidden.
-func assertNoneShows(t *testing.T, err error, st Status, forbidden ...string) {
-	t.Helper()
-	for _, text := range shownTexts(err, st) {
-		for _, f := range forbidden {
-			if strings.Contains(text, f) {
-				t.Errorf("%q shows %q", text, f)
-			}
-		}
-	}
 }

@@ -369,9 +369,9 @@ func TestStatusMarshalsAndLogsAsJSONWithOnlyTheMembersThatHold(t *testing.T) {
 	}
 }
 
-// logged is what handler writes for slog.Info("check", "status", st),
+// logged is what handler writes for slog.Info("check", "status", v),
 // without the time.
-func logged(st slog.LogValuer, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
+func logged(v any, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
 	var buf strings.Builder
 	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 		if len(groups) == 0 && a.Key == slog.TimeKey {
@@ -379,7 +379,7 @@ func logged(st slog.LogValuer, handler func(io.Writer, *slog.HandlerOptions) slo
 		}
 		return a
 	}}
-	slog.New(handler(&buf, opts)).Info("check", "status", st)
+	slog.New(handler(&buf, opts)).Info("check", "status", v)
 	return buf.String()
 }
 
