@@ -263,9 +263,10 @@ func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 		eps = append(eps, named(sh.name, sh.url)...)
 		forms = append(forms, oracleForms(sh)...)
 	}
-	// An ID made of a key fails like the others: only the typed fields (and the
-	// ID-keyed text forms of Status) may show it.
-	eps = append(eps, named("id-"+shapes[0].secrets[0], "http://id.example/")...)
+	// An ID made of a key fails like the others: only the typed fields, and
+	// Status as JSON and through slog, which name each endpoint, may show it.
+	keyID := "id-" + shapes[0].secrets[0]
+	eps = append(eps, named(keyID, "http://id.example/")...)
 	good := "http://good.example/"
 	eps = append(eps, named("good", good)...)
 	for _, route := range routes {
@@ -277,7 +278,8 @@ func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 					}
 					return route.fail(r, sp.of(r.URL)+" "+r.Header.Get("Authorization"))
 				})
-				err := check(mustNew(t, Config{Endpoints: eps, Base: base}))
+				m := mustNew(t, Config{Endpoints: eps, Base: base})
+				err := check(m)
 				if n := len(probeErrors(t, err)); n != len(eps)-1 {
 					t.Fatalf("Check = %v, want every probe but one failed", err)
 				}
@@ -287,6 +289,13 @@ func TestNoRouteShowsASecretUnderAnyQuoting(t *testing.T) {
 						assertQuotedSafely(t, rpc.Message, quotings, forms, true)
 					}
 				})
+				st := m.Status()
+				js, _ := json.Marshal(st)
+				for _, text := range []string{string(js), logged(st, textHandler), logged(st, jsonHandler)} {
+					if f := visibleIn(strings.ReplaceAll(text, keyID, "ID"), forms, true); f != "" {
+						t.Errorf("Status %s shows %q", text, f)
+					}
+				}
 			})
 		}
 	}
