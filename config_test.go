@@ -24,13 +24,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"MaxAhead with Quorum 1", Config{Endpoints: named("a", "http://x"), MaxAhead: 5, Quorum: 1}, "MaxAhead needs Quorum above 1"},
 		// An ID reaches logs, JSON, slog and metric labels as it is, so one
 		// that could forge or reorder a line is refused, shown escaped.
-		{"an ID with a newline", unprintable("a\nforged=1"), `endpoint 1: ID "a\nforged=1" holds a character that is not printable`},
-		{"an ID with an escape sequence", unprintable("a\x1b[2J"), `endpoint 1: ID "a\x1b[2J" holds`},
-		{"an ID with a C1 control, NEL", unprintable("a\u0085b"), `endpoint 1: ID "a\u0085b" holds`},
-		{"an ID with a bidirectional override", unprintable("a\u202eb"), `endpoint 1: ID "a\u202eb" holds`},
-		{"an ID with a zero-width space", unprintable("a\u200bb"), `endpoint 1: ID "a\u200bb" holds`},
-		{"an ID with DEL", unprintable("a\x7f"), `endpoint 1: ID "a\x7f" holds`},
-		{"an ID with a byte that is not UTF-8", unprintable("a\xffb"), `endpoint 1: ID "a\xffb" holds`},
+		{"an ID with a newline", Config{Endpoints: named("ok", "http://x", "a\nforged=1", "http://y")}, `endpoint 1: ID "a\nforged=1" holds a character that is not printable`},
+		{"an ID with an escape sequence", Config{Endpoints: named("ok", "http://x", "a\x1b[2J", "http://y")}, `endpoint 1: ID "a\x1b[2J" holds`},
+		{"an ID with a C1 control, NEL", Config{Endpoints: named("ok", "http://x", "a\u0085b", "http://y")}, `endpoint 1: ID "a\u0085b" holds`},
+		{"an ID with a bidirectional override", Config{Endpoints: named("ok", "http://x", "a\u202eb", "http://y")}, `endpoint 1: ID "a\u202eb" holds`},
+		{"an ID with a zero-width space", Config{Endpoints: named("ok", "http://x", "a\u200bb", "http://y")}, `endpoint 1: ID "a\u200bb" holds`},
+		{"an ID with DEL", Config{Endpoints: named("ok", "http://x", "a\x7f", "http://y")}, `endpoint 1: ID "a\x7f" holds`},
+		{"an ID with a byte that is not UTF-8", Config{Endpoints: named("ok", "http://x", "a\xffb", "http://y")}, `endpoint 1: ID "a\xffb" holds`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,9 +44,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
-
-// unprintable is a Config whose second endpoint has the ID id.
-func unprintable(id string) Config { return Config{Endpoints: named("ok", "http://x", id, "http://y")} }
 
 // Each URL carries secrets wherever it can hold one (user name, password,
 // path, query), each holding the word SECRET, and each row lists the other

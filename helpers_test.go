@@ -345,8 +345,7 @@ func eachError(err error, f func(error)) {
 // process of the benchmarks that use them.
 func TestMain(m *testing.M) {
 	if os.Getenv(remoteProvidersEnv) != "" {
-		serveRemoteProviders()
-		return
+		serveRemoteProviders() // which exits
 	}
 	os.Exit(m.Run())
 }
