@@ -17,7 +17,9 @@ const alertmanagerFile = "alertmanager.yml"
 
 // A real Alertmanager, loaded with the shipped alertmanager.yml as it is,
 // holds the alerts that the shipped rules raise in these incidents, and
-// suppresses what a rejected key explains and nothing else:
+// suppresses what a rejected key explains and nothing else, but for the
+// stale verdicts of a target with some key rejected, since inhibition
+// cannot count keys:
 //   - on mainnet, c's key is rejected and so is e's chain, while a lags, b
 //     hangs and d is rate limited, so that few providers are eligible;
 //   - on sepolia, of the same instance, every key is rejected, so that no
@@ -49,6 +51,7 @@ func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 		{"a rejected key pages", rejectedC, nil},
 		{"a rejected chain pages", rejectedE, nil},
 		{"few eligible providers are still few", mainnet.alert("FewEligible", "", ""), nil},
+		{"some key rejected also silences stale verdicts", mainnet.alert("VerdictsStale", "", ""), []labels{rejectedC, rejectedE}},
 		{"every key rejected explains never publishing", sepolia.alert("NeverPublished", "", ""), []labels{rejectedA, rejectedB}},
 		{"every key rejected explains stale verdicts", sepolia.alert("VerdictsStale", "", ""), []labels{rejectedA, rejectedB}},
 		{"every rejected key pages", rejectedA, nil},
