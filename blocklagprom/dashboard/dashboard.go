@@ -341,31 +341,31 @@ func checks() *timeseries.PanelBuilder {
 }
 
 func sinceChecked() *timeseries.PanelBuilder {
-	return series("Since the last published check",
+	return since("Since the last published check",
 		"Seconds since the check in force finished probing. "+
 			"It climbs while checks fail or stop: failnext then routes on old verdicts.",
-		"s").
-		Span(8).
-		Min(0).
-		WithTarget(query("A", "time() - "+selected("blocklag_checked_timestamp_seconds"), where))
+		"blocklag_checked_timestamp_seconds", where)
 }
 
 func sinceFrontMoved() *timeseries.PanelBuilder {
-	return series("Since the front moved",
+	return since("Since the front moved",
 		"Seconds since the reference height last rose with a provider's new high. "+
 			"It climbs when the chain, or every provider alike, is stuck.",
-		"s").
-		Span(8).
-		Min(0).
-		WithTarget(query("A", "time() - "+selected("blocklag_advanced_timestamp_seconds"), where))
+		"blocklag_advanced_timestamp_seconds", where)
 }
 
 func sinceProviderAdvanced() *timeseries.PanelBuilder {
-	return series("Since each provider advanced",
+	return since("Since each provider advanced",
 		"Seconds since each provider last reported a new high of its own. "+
 			"One that climbs alone is stuck while the others move.",
-		"s").
+		"blocklag_provider_advanced_timestamp_seconds", whichServer)
+}
+
+// since is a third-width panel of the seconds since the Unix time that
+// metric holds.
+func since(title, description, metric, legend string) *timeseries.PanelBuilder {
+	return series(title, description, "s").
 		Span(8).
 		Min(0).
-		WithTarget(query("A", "time() - "+selected("blocklag_provider_advanced_timestamp_seconds"), whichServer))
+		WithTarget(query("A", "time() - "+selected(metric), legend))
 }
