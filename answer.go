@@ -137,7 +137,8 @@ func rpcError(raw json.RawMessage, s *matcher) (*RPCError, bool) {
 
 // errorObject reads a non-200 body as StatusError.RPC says; nil otherwise.
 func errorObject(body []byte, s *matcher) *RPCError {
-	// Most bodies that are not JSON (an HTML page, plain text) fail here, before a decoder is made.
+	// Most bodies that are not JSON (an HTML page, plain text) fail here,
+	// before a decoder is made.
 	if len(body) > maxBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
 		return nil
 	}

@@ -71,7 +71,9 @@ func (e *ProbeError) Reason() Reason {
 	if e == nil {
 		return ReasonTransport
 	}
-	status, rpc, ne := (*StatusError)(nil), (*RPCError)(nil), net.Error(nil)
+	var status *StatusError
+	var rpc *RPCError
+	var ne net.Error
 	hasStatus := errors.As(e.Err, &status)
 	hasRPC := errors.As(e.Err, &rpc)
 	switch {
@@ -129,8 +131,11 @@ func (e *CheckError) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, %s", len(e.Errors), max(e.probes, len(e.Errors)), published)
-	for i, pe := range e.Errors {
-		b.WriteString([]string{": ", "; "}[min(i, 1)] + pe.line())
+	sep := ": "
+	for _, pe := range e.Errors {
+		b.WriteString(sep)
+		b.WriteString(pe.line())
+		sep = "; "
 	}
 	return e.secrets.mask(b.String())
 }

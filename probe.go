@@ -201,7 +201,8 @@ func retryAfter(h http.Header, now func() time.Time) time.Duration {
 		return 0
 	}
 	if strings.Trim(value, "0123456789") == "" {
-		// Only digits: delay-seconds, which ParseUint fails only when too large for any Duration.
+		// Only digits: delay-seconds, which ParseUint fails only when too
+		// large for any Duration.
 		seconds, err := strconv.ParseUint(value, 10, 64)
 		if err != nil || seconds > uint64(math.MaxInt64/time.Second) {
 			return math.MaxInt64

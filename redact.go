@@ -121,7 +121,9 @@ func isEscape(text string, i int) bool {
 	return i+2 < len(text) && text[i] == '%' && hexValue(text[i+1])|hexValue(text[i+2]) >= 0
 }
 
-// hexValue returns c's value as a hex digit of either case, or -1.
+// hexValue returns c's value as a hex digit of either case, or -1: the
+// digits stand twice, lower then upper case, so an index mod 16 is the value,
+// and -1 stays -1 (which isEscape relies on: -1 | v is negative).
 func hexValue(c byte) int { return strings.IndexByte("0123456789abcdef0123456789ABCDEF", c) % 16 }
 
 // canonical is text as canonicalAt reads it.
@@ -143,7 +145,8 @@ func (m *matcher) spans(text string) [][2]int {
 	if m == nil || len(m.via) == 1 {
 		return nil
 	}
-	// First in canonical bytes: from and to count them, end is where in text the stretch ends.
+	// First in canonical bytes: from and to count them; end is where in
+	// text the stretch ends.
 	type found struct{ from, to, end int }
 	var fs []found
 	state := int32(0)
@@ -213,7 +216,8 @@ func (m *matcher) masked(text string, n int) (string, bool) {
 		if span[0] >= n {
 			break
 		}
-		b.WriteString(text[shown:span[0]] + marker)
+		b.WriteString(text[shown:span[0]])
+		b.WriteString(marker)
 		shown = span[1]
 	}
 	end := max(shown, min(n, len(text)))
