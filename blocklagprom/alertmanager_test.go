@@ -191,15 +191,8 @@ type amAlert struct {
 // labels (which sorts them), with its state as of now.
 func (am alertmanager) alerts(t *testing.T) map[string]amAlert {
 	t.Helper()
-	resp, err := apiClient.Get(string(am) + "/api/v2/alerts")
-	if err != nil {
-		t.Fatalf("GET alerts: %v", err)
-	}
-	defer resp.Body.Close()
 	var list []amAlert
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		t.Fatalf("GET alerts: %s: %v", resp.Status, err)
-	}
+	getJSON(t, string(am), "/api/v2/alerts", nil, &list)
 	out := map[string]amAlert{}
 	for _, a := range list {
 		out[fmt.Sprint(a.Labels)] = a

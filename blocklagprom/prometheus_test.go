@@ -336,24 +336,31 @@ func waitFor(t *testing.T, what string, done func() (bool, string)) {
 // prom is a Prometheus server's HTTP API, at its base URL.
 type prom string
 
-// get decodes the data of the API's answer to path with params into data.
-func (p prom) get(t *testing.T, path string, params url.Values, data any) {
+// getJSON decodes the answer of the server at base to path with params
+// into v.
+func getJSON(t *testing.T, base, path string, params url.Values, v any) (status string) {
 	t.Helper()
-	resp, err := apiClient.Get(string(p) + path + "?" + params.Encode())
+	resp, err := apiClient.Get(base + path + "?" + params.Encode())
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %s: %v", path, resp.Status, err)
+	}
+	return resp.Status
+}
+
+// get decodes the data of the API's answer to path with params into data.
+func (p prom) get(t *testing.T, path string, params url.Values, data any) {
+	t.Helper()
 	var answer struct {
 		Status string
 		Error  string
 		Data   json.RawMessage
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		t.Fatalf("GET %s: %s: %v", path, resp.Status, err)
-	}
-	if answer.Status != "success" {
-		t.Fatalf("GET %s: %s: %s", path, resp.Status, answer.Error)
+	if status := getJSON(t, string(p), path, params, &answer); answer.Status != "success" {
+		t.Fatalf("GET %s: %s: %s", path, status, answer.Error)
 	}
 	if err := json.Unmarshal(answer.Data, data); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
