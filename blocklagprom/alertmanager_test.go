@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -142,27 +141,17 @@ type alertmanager string
 
 // startAlertmanager starts Alertmanager with the shipped alertmanager.yml,
 // keeping its data in a temporary directory, and returns its API once it
-// is ready; like startPrometheus, it retries when its port was taken.
-// Clustering is off: it would take a fixed port.
+// is ready. Clustering is off: it would take a fixed port.
 func startAlertmanager(t *testing.T, bin string) alertmanager {
 	t.Helper()
-	dir := t.TempDir()
-	const attempts = 3
-	for attempt := 1; attempt <= attempts; attempt++ {
-		data := filepath.Join(dir, fmt.Sprint(attempt))
-		addr, portTaken := runServer(t, "Alertmanager", data, func(addr string) *exec.Cmd {
-			return exec.Command(bin,
-				"--config.file="+alertmanagerFile,
-				"--storage.path="+data,
-				"--web.listen-address="+addr,
-				"--cluster.listen-address=")
-		})
-		if !portTaken {
-			return alertmanager("http://" + addr)
-		}
-	}
-	t.Fatalf("Alertmanager found its port taken %d times", attempts)
-	return ""
+	addr, _ := startServer(t, "Alertmanager", t.TempDir(), func(addr, data string) *exec.Cmd {
+		return exec.Command(bin,
+			"--config.file="+alertmanagerFile,
+			"--storage.path="+data,
+			"--web.listen-address="+addr,
+			"--cluster.listen-address=")
+	})
+	return alertmanager("http://" + addr)
 }
 
 // post sends alerts that began a minute ago and end in an hour, so that
@@ -202,15 +191,8 @@ type amAlert struct {
 // labels (which sorts them), with its state as of now.
 func (am alertmanager) alerts(t *testing.T) map[string]amAlert {
 	t.Helper()
-	resp, err := apiClient.Get(string(am) + "/api/v2/alerts")
-	if err != nil {
-		t.Fatalf("GET alerts: %v", err)
-	}
-	defer resp.Body.Close()
 	var list []amAlert
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		t.Fatalf("GET alerts: %s: %v", resp.Status, err)
-	}
+	getJSON(t, string(am), "/api/v2/alerts", nil, &list)
 	out := map[string]amAlert{}
 	for _, a := range list {
 		out[fmt.Sprint(a.Labels)] = a

@@ -145,13 +145,11 @@ func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []bl
 		if published {
 			send(ch, providerUpDesc, flag(e.Err == nil), id)
 			send(ch, providerDurationDesc, e.Latency.Seconds(), id)
-		}
-		if published && e.Err == nil {
-			send(ch, providerHeightDesc, float64(e.Height), id)
-			send(ch, providerLagDesc, float64(e.Lag), id)
-			send(ch, providerAheadDesc, float64(e.Ahead), id)
-		}
-		if published {
+			if e.Err == nil {
+				send(ch, providerHeightDesc, float64(e.Height), id)
+				send(ch, providerLagDesc, float64(e.Lag), id)
+				send(ch, providerAheadDesc, float64(e.Ahead), id)
+			}
 			failedWith := e.Reason()
 			for _, r := range reasons {
 				send(ch, providerFailureReasonDesc, flag(r == failedWith), id, string(r))

@@ -147,14 +147,15 @@ func assertLint(t *testing.T, c prometheus.Collector) {
 	}
 }
 
-// What is exported follows the same presence rules as Status's JSON form:
-// eligibility and MaxLag always, even when MaxLag is 0; up, each probe's
-// duration, the reference height and the checked time once a check has
-// published, the reference even when it is 0; height, lag and ahead only
-// for a provider that answered, even when they are 0, and a reason only for one
-// that did not; each advanced time only when it is set. A Status without
-// endpoints, which only a Monitor that New did not make has, exports
-// nothing at all, counters included.
+// What is exported follows the presence rules of Status's JSON form, but
+// for ahead, which the JSON leaves out at 0 and a gauge keeps beside the
+// lag: eligibility and MaxLag always, even when MaxLag is 0; up, each
+// probe's duration, the reference height and the checked time once a
+// check has published, the reference even when it is 0; height, lag and
+// ahead only for a provider that answered, even when they are 0, and a
+// reason only for one that did not; each advanced time only when it is
+// set. A Status without endpoints, which only a Monitor that New did not
+// make has, exports nothing at all, counters included.
 func TestCollectorPresenceFollowsTheStatus(t *testing.T) {
 	checked := time.Unix(1700000000, 250_000_000)
 	advanced := time.Unix(1699999990, 500_000_000)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
@@ -175,17 +174,12 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
 		}
 	}
-	got := gauges(t, reg)
-	for series, want := range map[string]float64{
+	assertSeries(t, gauges(t, reg), map[string]float64{
 		`blocklag_reference_height{chain="mainnet"}`:             100,
 		`blocklag_reference_height{chain="sepolia"}`:             200,
 		`blocklag_provider_height{chain="mainnet",provider="b"}`: 100,
 		`blocklag_provider_height{chain="sepolia",provider="a"}`: 200,
-	} {
-		if v, ok := got[series]; !ok || v != want {
-			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, want)
-		}
-	}
+	})
 }
 
 // Scrapes that run while Checks publish each see one whole check: the lag
@@ -314,33 +308,20 @@ func TestAnAllFailingCheckClimbsTheCountersAndKeepsTheGauges(t *testing.T) {
 }
 
 // A provider that MaxAhead leaves out is exported ineligible with how far
-// above the reference it answered, and no lag; the others answer ahead by
-// 0, and a provider whose probe failed has no ahead at all.
+// above the reference it answered, and a lag of 0; the others answer ahead
+// by 0, and a provider whose probe failed has no ahead at all.
 func TestCollectorExportsHowFarAProviderIsAhead(t *testing.T) {
-	nodes := make([]*node, 4)
-	endpoints := make([]failnext.Endpoint, len(nodes))
-	for i := range nodes {
-		nodes[i] = newNode(t)
-		endpoints[i] = failnext.Endpoint{ID: failnext.EndpointID(rune('a' + i)), URL: nodes[i].URL}
-	}
-	m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, MaxAhead: 5, Quorum: 2, ChainID: mainnet, ProbeTimeout: probeTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, nodes := newMonitorWith(t, 4, func(c *blocklag.Config) { c.MaxAhead, c.Quorum = 5, 2 })
 	checkWith(t, m, nodes, []answer{{height: 1000, chain: mainnet}, healthy, healthy, unavailable})
 	g := gauges(t, registry(blocklagprom.NewCollector(m)))
-	for series, want := range map[string]float64{
+	assertSeries(t, g, map[string]float64{
 		`blocklag_provider_eligible{provider="a"}`:     0,
 		`blocklag_provider_ahead_blocks{provider="a"}`: 890,
 		`blocklag_provider_lag_blocks{provider="a"}`:   0,
 		`blocklag_provider_ahead_blocks{provider="b"}`: 0,
 		`blocklag_provider_ahead_blocks{provider="c"}`: 0,
 		`blocklag_reference_height{}`:                  110,
-	} {
-		if got, ok := g[series]; !ok || got != want {
-			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
-		}
-	}
+	})
 	if got, ok := g[`blocklag_provider_ahead_blocks{provider="d"}`]; ok {
 		t.Errorf("a failed provider is exported %v blocks ahead, want no series", got)
 	}

@@ -95,13 +95,22 @@ const probeTimeout = time.Second
 // fake nodes whose IDs are "a", "b", "c" and so on.
 func newMonitor(t *testing.T, n int) (*blocklag.Monitor, []*node) {
 	t.Helper()
+	return newMonitorWith(t, n, func(*blocklag.Config) {})
+}
+
+// newMonitorWith is newMonitor with its Config changed by tune before New,
+// for a test that needs a setting the others leave at its default.
+func newMonitorWith(t *testing.T, n int, tune func(*blocklag.Config)) (*blocklag.Monitor, []*node) {
+	t.Helper()
 	nodes := make([]*node, n)
 	endpoints := make([]failnext.Endpoint, n)
 	for i := range nodes {
 		nodes[i] = newNode(t)
 		endpoints[i] = failnext.Endpoint{ID: failnext.EndpointID(rune('a' + i)), URL: nodes[i].URL}
 	}
-	m, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, ChainID: mainnet, ProbeTimeout: probeTimeout})
+	cfg := blocklag.Config{Endpoints: endpoints, MaxLag: 3, ChainID: mainnet, ProbeTimeout: probeTimeout}
+	tune(&cfg)
+	m, err := blocklag.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +147,18 @@ func registry(c prometheus.Collector) *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	return reg
+}
+
+// assertSeries fails t for each series of want that got lacks or holds
+// with another value; series of got that want does not name are not
+// checked.
+func assertSeries(t *testing.T, got, want map[string]float64) {
+	t.Helper()
+	for series, w := range want {
+		if v, ok := got[series]; !ok || v != w {
+			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, w)
+		}
+	}
 }
 
 // assertLintClean fails t when testutil.CollectAndLint finds a problem in

@@ -176,11 +176,6 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 // evaluates rules every second, keeping its data in a temporary
 // directory, and returns its API once it is ready. The server stops when
 // the test ends; its log is shown when the test failed.
-//
-// Prometheus tells the port it took for port 0 only in its log, so the
-// test picks a free port and hands it over instead. Another program may
-// take that port first, and Prometheus then exits at once: that is retried
-// on a new port.
 func startPrometheus(t *testing.T, bin, rules, target string) prom {
 	t.Helper()
 	dir := t.TempDir()
@@ -197,42 +192,41 @@ scrape_configs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	const attempts = 3
-	for attempt := 1; ; attempt++ {
-		server, portTaken := runPrometheus(t, bin, config, filepath.Join(dir, fmt.Sprint(attempt)))
-		if !portTaken {
-			return server
-		}
-		if attempt == attempts {
-			t.Fatalf("Prometheus found its port taken %d times", attempts)
-		}
-	}
-}
-
-// runPrometheus runs Prometheus with config on a free loopback port,
-// keeping its data and log in dir, and waits until it is ready. It reports
-// portTaken when Prometheus exited because another program had taken that
-// port; any other exit fails the test.
-func runPrometheus(t *testing.T, bin, config, dir string) (server prom, portTaken bool) {
-	t.Helper()
-	addr, portTaken := runServer(t, "Prometheus", dir, func(addr string) *exec.Cmd {
+	addr, data := startServer(t, "Prometheus", dir, func(addr, data string) *exec.Cmd {
 		return exec.Command(bin,
 			"--config.file="+config,
-			"--storage.tsdb.path="+dir,
+			"--storage.tsdb.path="+data,
 			"--web.listen-address="+addr)
 	})
-	if portTaken {
-		return "", true
-	}
 	// What answered is this Prometheus, not another server that took the
 	// port while this one was starting.
-	server = prom("http://" + addr)
+	server := prom("http://" + addr)
 	var flags map[string]string
 	server.get(t, "/api/v1/status/flags", nil, &flags)
-	if flags["storage.tsdb.path"] != dir {
-		t.Fatalf("the server at %s keeps its data in %q, not in %q: another program's", addr, flags["storage.tsdb.path"], dir)
+	if flags["storage.tsdb.path"] != data {
+		t.Fatalf("the server at %s keeps its data in %q, not in %q: another program's", addr, flags["storage.tsdb.path"], data)
 	}
-	return server, false
+	return server
+}
+
+// startServer runs the server that command makes to listen on addr with
+// its data in data, a fresh folder under dir, and returns both once it is
+// ready. Prometheus and Alertmanager tell the port they took for port 0
+// only in their logs, so the test picks a free port and hands it over
+// instead. Another program may take that port first, and the server then
+// exits at once: that is retried on a new port, a few times.
+func startServer(t *testing.T, name, dir string, command func(addr, data string) *exec.Cmd) (addr, data string) {
+	t.Helper()
+	const attempts = 3
+	for attempt := 1; attempt <= attempts; attempt++ {
+		data := filepath.Join(dir, fmt.Sprint(attempt))
+		addr, portTaken := runServer(t, name, data, func(addr string) *exec.Cmd { return command(addr, data) })
+		if !portTaken {
+			return addr, data
+		}
+	}
+	t.Fatalf("%s found its port taken %d times", name, attempts)
+	return "", ""
 }
 
 // runServer runs the server that command makes to listen on addr, a free
@@ -342,24 +336,31 @@ func waitFor(t *testing.T, what string, done func() (bool, string)) {
 // prom is a Prometheus server's HTTP API, at its base URL.
 type prom string
 
-// get decodes the data of the API's answer to path with params into data.
-func (p prom) get(t *testing.T, path string, params url.Values, data any) {
+// getJSON decodes the answer of the server at base to path with params
+// into v.
+func getJSON(t *testing.T, base, path string, params url.Values, v any) (status string) {
 	t.Helper()
-	resp, err := apiClient.Get(string(p) + path + "?" + params.Encode())
+	resp, err := apiClient.Get(base + path + "?" + params.Encode())
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %s: %v", path, resp.Status, err)
+	}
+	return resp.Status
+}
+
+// get decodes the data of the API's answer to path with params into data.
+func (p prom) get(t *testing.T, path string, params url.Values, data any) {
+	t.Helper()
 	var answer struct {
 		Status string
 		Error  string
 		Data   json.RawMessage
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		t.Fatalf("GET %s: %s: %v", path, resp.Status, err)
-	}
-	if answer.Status != "success" {
-		t.Fatalf("GET %s: %s: %s", path, resp.Status, answer.Error)
+	if status := getJSON(t, string(p), path, params, &answer); answer.Status != "success" {
+		t.Fatalf("GET %s: %s: %s", path, status, answer.Error)
 	}
 	if err := json.Unmarshal(answer.Data, data); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
