@@ -56,7 +56,7 @@ func gather(t *testing.T, g prometheus.Gatherer, kind dto.MetricType) map[string
 
 // The collector exports what Status says, and leaves out what does not
 // apply: everything but eligibility and MaxLag while fail-open, and the
-// height and lag of a provider whose probe failed. The timestamps, probe
+// height, lag and lead of a provider whose probe failed. The timestamps, probe
 // durations and failure reasons are taken from the Monitor's own Status,
 // whose meaning blocklag owns.
 func TestCollectorExportsTheStatusInForce(t *testing.T) {
@@ -84,7 +84,7 @@ func TestCollectorExportsTheStatusInForce(t *testing.T) {
 			`blocklag_provider_eligible{provider="b"}`: 1,
 			`blocklag_max_lag_blocks{}`:                3,
 		}},
-		{"a published check exports every provider's verdict, height and lag", [][]answer{{behind, healthy}}, published},
+		{"a published check exports every provider's verdict, height, lag and lead", [][]answer{{behind, healthy}}, published},
 		{"a failed probe is exported down and ineligible without height or lag", [][]answer{{unavailable, healthy}}, map[string]float64{
 			`blocklag_provider_eligible{provider="a"}`:     0,
 			`blocklag_provider_eligible{provider="b"}`:     1,
