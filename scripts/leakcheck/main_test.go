@@ -13,14 +13,15 @@ import (
 
 // With LEAKCHECK_FAKE set, the test binary plays the program under check.
 // It refuses a list written wrong, as the Quick start does, with a line
-// that says how to write it ("words", "shared") or that shows the list
+// that says how to write it (any mode but "raw") or that shows the list
 // ("raw"). Otherwise it sends one POST to every URL in ETH_RPC_URLS ("first":
 // to the first alone, eligible or not), then logs each outcome: a failure
 // as the raw error's text ("raw") or in its own words (any other mode). Its
-// requests carry each URL's own user:password@, as http.Client sets it,
-// except that "shared" sends the first URL's to every provider. It prints
-// only once every request is done, so that check, which stops it at the
-// first read it logs, has seen them all.
+// requests carry each URL's own path, query and user:password@, as
+// http.Client sets them, except that "shared" sends the first URL's
+// user:password@ to every provider and "path" the first URL's path and
+// query. It prints only once every request is done, so that check, which
+// stops it at the first read it logs, has seen them all.
 func TestMain(m *testing.M) {
 	mode := os.Getenv("LEAKCHECK_FAKE")
 	if mode == "" {
@@ -68,6 +69,9 @@ func fake(mode string) {
 				req.SetBasicAuth(first.User.Username(), password)
 			}
 		}
+		if err == nil && mode == "path" {
+			req.URL.Path, req.URL.RawPath, req.URL.RawQuery = first.Path, first.RawPath, first.RawQuery
+		}
 		var resp *http.Response
 		if err == nil {
 			resp, err = client.Do(req)
@@ -98,6 +102,8 @@ func TestCheckFailsAProgramThatLeaksOrMisroutesCredentials(t *testing.T) {
 			[]string{"pieces of keys", "mistyped lists were not refused"}},
 		{"a program that sends one provider's credentials to all fails", "shared",
 			[]string{"credentials other than their own", "received the credentials of"}},
+		{"a program that sends one provider's path and query to all fails", "path",
+			[]string{"credentials other than their own", "received the path and query of"}},
 		{"a program that reads the first provider, eligible or not, fails", "first",
 			[]string{"no read served by"}},
 		{"a program that logs its own words and sends each its own passes", "words", nil},
