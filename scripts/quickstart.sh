@@ -16,19 +16,8 @@ root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The Quick start is the first ```go block after its heading.
 mkdir "$tmp/quickstart"
-awk '
-	/^## Quick start$/ { section = 1; next }
-	section && /^## / { exit }
-	section && /^```go$/ { inside = 1; next }
-	inside && /^```$/ { exit }
-	inside { print }
-' README.md > "$tmp/quickstart/main.go"
-if ! head -n 1 "$tmp/quickstart/main.go" | grep -qx 'package main'; then
-	echo "README.md's Quick start has no Go block that starts with package main"
-	exit 1
-fi
+bash scripts/readme-quickstart.sh > "$tmp/quickstart/main.go"
 
 # A module of its own, which builds against this checkout through a
 # workspace, as the README's Installation has a newcomer do.

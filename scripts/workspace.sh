@@ -47,14 +47,7 @@ if [ "$(wc -l <<<"$consumer")" -ne 1 ] || [ ! -f "$consumer/go.mod" ]; then
 fi
 cd "$consumer"
 
-# The README's Quick start, the first ```go block after its heading.
-awk '
-	/^## Quick start$/ { section = 1; next }
-	section && /^## / { exit }
-	section && /^```go$/ { inside = 1; next }
-	inside && /^```$/ { exit }
-	inside { print }
-' "$clone/README.md" > main.go
+bash "$clone/scripts/readme-quickstart.sh" > main.go
 
 # One provider on loopback, a Monitor that checks it, and a registry
 # holding blocklagprom's collector: what it prints is one gathered series.

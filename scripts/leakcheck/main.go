@@ -13,11 +13,12 @@
 // request's path and query in its body, one refuses connections, one hangs
 // up without answering and one never answers; three more answer only to the
 // Basic credentials of their own user:password@ (one of them lagging). Every
-// provider that listens checks the Authorization header of every request it
-// gets, probes and reads alike: the user:password@ providers want their own,
-// the others none. PROGRAM runs once with all of them, once with each
-// failing one alone (so that its reads, not only its checks, meet the
-// failure), in several orders that send its reads to a provider with
+// provider that listens checks every request it gets, probes and reads
+// alike: its path and query must be its own, keys and all, and its
+// Authorization header the provider's own Basic credentials, or none for
+// one without user:password@. PROGRAM runs once with all of them, once
+// with each failing one alone (so that its reads, not only its checks, meet
+// the failure), in several orders that send its reads to a provider with
 // user:password@ and to one without, first and not first, once with a URL
 // that blocklag refuses, and once with each of a set of mistyped lists. Each
 // run lasts until PROGRAM has logged a read or exited, whichever comes
@@ -314,20 +315,33 @@ func (ps *providers) close() {
 // (requests that are not blocklag's probes) each provider received.
 type wire struct {
 	mu    sync.Mutex
-	own   map[string]string // provider name: the Authorization it must get ("" none)
-	whose map[string]string // an Authorization value: the provider it belongs to
+	own   map[string]creds  // provider name: what each request to it must carry
+	whose map[string]string // a path and query, or an Authorization: whose it is
 	wrong []string
 	reads map[string]int
 }
 
+// creds are what a provider must receive: its path and query, which hold
+// its keys, and its Authorization header ("" for none). Keys travel in the
+// URL as much as in the header, so a request sent to one provider with
+// another's path gives that other's keys away just the same.
+type creds struct{ uri, auth string }
+
 // receive records one request that provider name received.
-func (wi *wire) receive(name string, h http.Header) {
+func (wi *wire) receive(name string, r *http.Request) {
 	wi.mu.Lock()
 	defer wi.mu.Unlock()
-	if !strings.HasPrefix(h.Get("User-Agent"), "failnext-blocklag") {
+	if !strings.HasPrefix(r.Header.Get("User-Agent"), "failnext-blocklag") {
 		wi.reads[name]++
 	}
-	got, want := h.Values("Authorization"), wi.own[name]
+	if uri := r.URL.RequestURI(); uri != wi.own[name].uri {
+		if other := wi.whose[uri]; other != "" {
+			wi.wrong = append(wi.wrong, fmt.Sprintf("%s received the path and query of %s", name, other))
+		} else {
+			wi.wrong = append(wi.wrong, name+" received a path and query not its own")
+		}
+	}
+	got, want := r.Header.Values("Authorization"), wi.own[name].auth
 	switch {
 	case len(got) == 0 && want == "":
 	case len(got) == 1 && got[0] == want:
@@ -366,25 +380,28 @@ func (wi *wire) take() ([]string, map[string]int) {
 // key shaped like a hosted provider's and a query key of its own; those
 // named keyed-… also get a user name and password of their own.
 func startProviders() *providers {
-	wi := &wire{own: map[string]string{}, whose: map[string]string{}, reads: map[string]int{}}
+	wi := &wire{own: map[string]creds{}, whose: map[string]string{}, reads: map[string]int{}}
 	ps := &providers{urls: map[string]string{}, wire: wi}
 	add := func(name, base, pathPrefix string) {
 		pathKey, queryKey := newKey(32), newKey(40)
+		own := creds{uri: pathPrefix + pathKey + "?apikey=" + queryKey}
+		wi.whose[own.uri] = name
+		ps.keyList = append(ps.keyList, pathKey, queryKey)
 		if strings.HasPrefix(name, "keyed-") {
 			user, password := newKey(12), newKey(24)
 			ps.keyList = append(ps.keyList, user, password)
-			auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-			wi.own[name], wi.whose[auth] = auth, name
+			own.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+			wi.whose[own.auth] = name
 			base = strings.Replace(base, "://", "://"+user+":"+password+"@", 1)
 		}
-		ps.urls[name] = base + pathPrefix + pathKey + "?apikey=" + queryKey
-		ps.keyList = append(ps.keyList, pathKey, queryKey)
+		wi.own[name] = own
+		ps.urls[name] = base + own.uri
 	}
 	// serve starts an HTTP provider that records what each request carried
 	// before handle answers it.
 	serve := func(name, pathPrefix string, handle http.HandlerFunc) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			wi.receive(name, r.Header)
+			wi.receive(name, r)
 			handle(w, r)
 		}))
 		ps.closers = append(ps.closers, srv.Close)
@@ -400,7 +417,7 @@ func startProviders() *providers {
 	// hosted one does; wire has recorded anything else.
 	keyedAnswer := func(name, height string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != wi.own[name] {
+			if r.Header.Get("Authorization") != wi.own[name].auth {
 				w.WriteHeader(http.StatusUnauthorized)
 				return
 			}
@@ -431,7 +448,7 @@ func startProviders() *providers {
 
 	add("hangup", listen(ps, func(c net.Conn) {
 		if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-			wi.receive("hangup", req.Header) // then hang up
+			wi.receive("hangup", req) // then hang up
 		}
 		c.Close()
 	}), "/")
@@ -440,7 +457,7 @@ func startProviders() *providers {
 	ps.closers = append(ps.closers, func() { close(stop) })
 	add("hung", listen(ps, func(c net.Conn) {
 		if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-			wi.receive("hung", req.Header)
+			wi.receive("hung", req)
 		}
 		<-stop // then say nothing until the check ends
 		c.Close()

@@ -13,12 +13,15 @@ import (
 
 // With LEAKCHECK_FAKE set, the test binary plays the program under check.
 // It refuses a list written wrong, as the Quick start does, with a line
-// that says how to write it ("words", "shared") or that shows the list
-// ("raw"). Otherwise it sends one POST to every URL in ETH_RPC_URLS, then
-// logs each outcome: a failure as the raw error's text ("raw") or in its
-// own words ("words", "shared"). Its requests carry each URL's own
-// user:password@, as http.Client sets it, except with "shared", which
-// sends the first URL's to every provider.
+// that says how to write it (any mode but "raw") or that shows the list
+// ("raw"). Otherwise it sends one POST to every URL in ETH_RPC_URLS ("first":
+// to the first alone, eligible or not), then logs each outcome: a failure
+// as the raw error's text ("raw") or in its own words (any other mode). Its
+// requests carry each URL's own path, query and user:password@, as
+// http.Client sets them, except that "shared" sends the first URL's
+// user:password@ to every provider and "path" the first URL's path and
+// query. It prints only once every request is done, so that check, which
+// stops it at the first read it logs, has seen them all.
 func TestMain(m *testing.M) {
 	mode := os.Getenv("LEAKCHECK_FAKE")
 	if mode == "" {
@@ -49,19 +52,25 @@ func fake(mode string) {
 		os.Exit(1)
 	}
 	client := &http.Client{Timeout: 2 * time.Second} // one provider never answers
-	var shared *url.Userinfo
+	if mode == "first" {
+		urls = urls[:1]
+	}
+	first := &url.URL{} // a URL that does not parse has no credentials to share
 	if u, err := url.Parse(urls[0]); err == nil {
-		shared = u.User
+		first = u
 	}
 	var lines []string
 	for _, raw := range urls {
 		req, err := http.NewRequest(http.MethodPost, raw, strings.NewReader("{}"))
 		if err == nil && mode == "shared" {
 			req.URL.User = nil
-			if shared != nil {
-				password, _ := shared.Password()
-				req.SetBasicAuth(shared.Username(), password)
+			if first.User != nil {
+				password, _ := first.User.Password()
+				req.SetBasicAuth(first.User.Username(), password)
 			}
+		}
+		if err == nil && mode == "path" {
+			req.URL.Path, req.URL.RawPath, req.URL.RawQuery = first.Path, first.RawPath, first.RawQuery
 		}
 		var resp *http.Response
 		if err == nil {
@@ -87,18 +96,29 @@ func TestCheckFailsAProgramThatLeaksOrMisroutesCredentials(t *testing.T) {
 	tests := []struct {
 		name string
 		fake string
-		want string // in check's error; "" for none
+		want []string // each in check's error; none for no error
 	}{
-		{"a program that logs the raw error and the list fails", "raw", "pieces of keys"},
-		{"a program that sends one provider's credentials to all fails", "shared", "credentials other than their own"},
-		{"a program that logs its own words and sends each its own passes", "words", ""},
+		{"a program that logs the raw error and the list fails", "raw",
+			[]string{"pieces of keys", "mistyped lists were not refused"}},
+		{"a program that sends one provider's credentials to all fails", "shared",
+			[]string{"credentials other than their own", "received the credentials of"}},
+		{"a program that sends one provider's path and query to all fails", "path",
+			[]string{"credentials other than their own", "received the path and query of"}},
+		{"a program that reads the first provider, eligible or not, fails", "first",
+			[]string{"no read served by"}},
+		{"a program that logs its own words and sends each its own passes", "words", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("LEAKCHECK_FAKE", tt.fake)
 			err := check(os.Args[0], io.Discard)
-			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Errorf("check = %v, want an error holding %q (none if empty)", err, tt.want)
+			if len(tt.want) == 0 && err != nil {
+				t.Errorf("check = %v, want no error", err)
+			}
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("check = %v, want an error holding %q", err, want)
+				}
 			}
 		})
 	}
