@@ -22,7 +22,8 @@
 // user:password@ and to one without, first and not first, once with a URL
 // that blocklag refuses, and once with each of a set of mistyped lists. Each
 // run lasts until PROGRAM has logged a read or exited, whichever comes
-// first. A piece is any 8 bytes of a key, user name or password.
+// first. A piece is any 8 bytes of a key, user name or password, or of the
+// base64 of user:password that a Basic Authorization header carries.
 package main
 
 import (
@@ -389,8 +390,10 @@ func startProviders() *providers {
 		ps.keyList = append(ps.keyList, pathKey, queryKey)
 		if strings.HasPrefix(name, "keyed-") {
 			user, password := newKey(12), newKey(24)
-			ps.keyList = append(ps.keyList, user, password)
-			own.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+			basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+			// The header's base64 gives the pair away as surely as the pair.
+			ps.keyList = append(ps.keyList, user, password, basic)
+			own.auth = "Basic " + basic
 			wi.whose[own.auth] = name
 			base = strings.Replace(base, "://", "://"+user+":"+password+"@", 1)
 		}

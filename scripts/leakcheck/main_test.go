@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +21,7 @@ import (
 // requests carry each URL's own path, query and user:password@, as
 // http.Client sets them, except that "shared" sends the first URL's
 // user:password@ to every provider and "path" the first URL's path and
-// query. It prints only once every request is done, so that check, which
+// query, and "auth" logs the base64 of each user:password it sends. It prints only once every request is done, so that check, which
 // stops it at the first read it logs, has seen them all.
 func TestMain(m *testing.M) {
 	mode := os.Getenv("LEAKCHECK_FAKE")
@@ -69,6 +70,9 @@ func fake(mode string) {
 				req.SetBasicAuth(first.User.Username(), password)
 			}
 		}
+		if err == nil && mode == "auth" && req.URL.User != nil {
+			lines = append(lines, "sent Basic "+base64.StdEncoding.EncodeToString([]byte(req.URL.User.String())))
+		}
 		if err == nil && mode == "path" {
 			req.URL.Path, req.URL.RawPath, req.URL.RawQuery = first.Path, first.RawPath, first.RawQuery
 		}
@@ -104,6 +108,8 @@ func TestCheckFailsAProgramThatLeaksOrMisroutesCredentials(t *testing.T) {
 			[]string{"credentials other than their own", "received the credentials of"}},
 		{"a program that sends one provider's path and query to all fails", "path",
 			[]string{"credentials other than their own", "received the path and query of"}},
+		{"a program that logs the Basic credentials it sends fails", "auth",
+			[]string{"pieces of keys"}},
 		{"a program that reads the first provider, eligible or not, fails", "first",
 			[]string{"no read served by"}},
 		{"a program that logs its own words and sends each its own passes", "words", nil},
