@@ -3,18 +3,20 @@ package blocklag
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxBody is the largest answer a probe accepts, in bytes; a real one is under 100.
 const maxBody = 4096
 
-// parseQuantity turns a 200 answer's body into a quantity by Check's rules, or
-// fails it: an *RPCError for a JSON-RPC error object, else ErrBadAnswer.
-// compactHeight takes the common answer without allocating.
+// parseQuantity turns the body of a 200 answer into a quantity by the rules
+// of the package doc's section on probes, or fails it: an *RPCError for a
+// JSON-RPC error object, else ErrBadAnswer. compactHeight takes the common
+// answer without allocating.
 func parseQuantity(body []byte, s *matcher) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
@@ -28,13 +30,16 @@ const compactPrefix = `{"jsonrpc":"2.0","id":1,"result":"0x`
 // compactHeight recognises the answer real nodes send, byte for byte, and
 // parseStrictly, the definition of what is accepted, agrees with it.
 func compactHeight(body []byte) (uint64, bool) {
-	if len(body) < len(compactPrefix) || string(body[:len(compactPrefix)]) != compactPrefix {
+	rest, ok := bytes.CutPrefix(body, []byte(compactPrefix))
+	if !ok {
 		return 0, false
 	}
-	rest := body[len(compactPrefix):]
 	rest = bytes.TrimSuffix(rest, []byte("\n"))
 	n := len(rest) - len(`"}`)
-	if n < 1 || n > 16 || string(rest[n:]) != `"}` || (n > 1 && rest[0] == '0') {
+	if n < 1 || n > 16 || string(rest[n:]) != `"}` {
+		return 0, false
+	}
+	if n > 1 && rest[0] == '0' {
 		return 0, false
 	}
 	var height uint64
@@ -58,32 +63,48 @@ func parseStrictly(body []byte, s *matcher) (uint64, error) {
 		return 0, err
 	}
 	if raw := members["jsonrpc"]; !isVersion2(raw) {
-		return 0, badAnswer(s, "jsonrpc member is %s, want the string \"2.0\"", shownMember(raw, s))
+		return 0, badAnswer(s, "jsonrpc member is %s, want the string \"2.0\"", shownValue(raw, s))
 	}
 	if raw := members["id"]; string(raw) != "1" {
-		return 0, badAnswer(s, "answer id is %s, want the number 1", shownMember(raw, s))
+		return 0, badAnswer(s, "answer id is %s, want the number 1", shownValue(raw, s))
 	}
 	if raw, ok := members["error"]; ok && string(raw) != "null" {
-		if e, hasMessage := rpcError(raw, s); hasMessage {
+		if e := rpcError(raw, s); e != nil {
 			return 0, e
 		}
-		return 0, badAnswer(s, "RPC error %s", shownMember(raw, s))
+		return 0, badAnswer(s, "RPC error %s", shownValue(raw, s))
 	}
 	raw, ok := members["result"]
 	if !ok {
 		return 0, badAnswer(s, "answer has no result")
 	}
-	var result string
-	if !isString(raw) || json.Unmarshal(raw, &result) != nil {
-		return 0, badAnswer(s, "result %s is not a string", shownMember(raw, s))
+	result, ok := jsonString(raw)
+	if !ok {
+		return 0, badAnswer(s, "result %s is not a string", shownValue(raw, s))
 	}
-	digits, ok := strings.CutPrefix(result, "0x")
-	if !ok || digits == "" || len(digits) > 16 || (len(digits) > 1 && digits[0] == '0') ||
-		strings.Trim(digits, "0123456789abcdef") != "" {
-		return 0, badAnswer(s, "result %s is not a canonical hex quantity", `"`+s.show(result, maxQuoted)+`"`)
+	height, ok := hexQuantity(result)
+	if !ok {
+		shown := s.maskAndClip(result, maxQuoted)
+		return 0, badAnswer(s, "result \"%s\" is not a canonical hex quantity", shown)
 	}
-	height, _ := strconv.ParseUint(digits, 16, 64) // cannot fail after the checks above
 	return height, nil
+}
+
+// hexQuantity reads text as an Ethereum quantity: "0x" and 1 to 16
+// lowercase hex digits with no leading zero.
+func hexQuantity(text string) (uint64, bool) {
+	digits, ok := strings.CutPrefix(text, "0x")
+	if !ok || digits == "" || len(digits) > 16 {
+		return 0, false
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		return 0, false
+	}
+	if strings.Trim(digits, "0123456789abcdef") != "" {
+		return 0, false
+	}
+	height, err := strconv.ParseUint(digits, 16, 64)
+	return height, err == nil
 }
 
 // decodeObject requires body to be exactly one JSON object, white space around
@@ -95,17 +116,21 @@ func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	}
 	members := make(map[string]json.RawMessage, 4)
 	for dec.More() {
+		nameStart := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, badAnswer(s, "answer is not valid JSON")
 		}
 		name, _ := tok.(string) // inside an object the decoder only yields string names
+		rawName := body[nameStart:dec.InputOffset()]
+		rawName = rawName[bytes.IndexByte(rawName, '"'):] // after any ',' and white space
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
 			return nil, badAnswer(s, "answer is not valid JSON")
 		}
 		if _, dup := members[name]; dup {
-			return nil, badAnswer(s, "answer names member %s twice", `"`+s.show(name, maxQuoted)+`"`)
+			shown, _ := jsonString(rawName)
+			return nil, badAnswer(s, "answer names member \"%s\" twice", s.maskAndClip(shown, maxQuoted))
 		}
 		members[name] = value
 	}
@@ -118,21 +143,28 @@ func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 	return members, nil
 }
 
-// rpcError decodes a JSON-RPC error member (an integer code, maybe a string
-// message) and reports whether it had a message; nil for anything else.
-func rpcError(raw json.RawMessage, s *matcher) (*RPCError, bool) {
-	var e struct {
-		Code    *int    `json:"code"`
-		Message *string `json:"message"`
+// rpcError returns the RPCError that a JSON-RPC error member stands for: an
+// object with an integer code and, if any, a string message. It returns nil
+// for any other member.
+func rpcError(raw json.RawMessage, s *matcher) *RPCError {
+	var object struct {
+		Code    *int            `json:"code"`
+		Message json.RawMessage `json:"message"`
 	}
-	if json.Unmarshal(raw, &e) != nil || e.Code == nil {
-		return nil, false
+	if json.Unmarshal(raw, &object) != nil || object.Code == nil {
+		return nil
 	}
-	var message string
-	if e.Message != nil {
-		message = *e.Message
+	message := ""
+	if object.Message != nil && string(object.Message) != "null" {
+		text, ok := jsonString(object.Message)
+		if !ok {
+			return nil
+		}
+		message = s.maskAndClip(text, maxQuoted)
 	}
-	return &RPCError{Code: *e.Code, Message: s.show(message, maxQuoted), secrets: s}, e.Message != nil
+	e := &RPCError{Code: *object.Code, Message: message}
+	e.msg = s.mask(e.format())
+	return e
 }
 
 // errorObject reads a non-200 body as StatusError.RPC says; nil otherwise.
@@ -149,52 +181,123 @@ func errorObject(body []byte, s *matcher) *RPCError {
 	if id := string(members["id"]); id != "1" && id != "null" {
 		return nil
 	}
-	e, _ := rpcError(members["error"], s) // nil also for a missing error member
-	return e
+	return rpcError(members["error"], s) // nil also for a missing error member
 }
 
-// isVersion2 reports whether raw, a member's JSON text, is the string "2.0";
-// the plain form that providers send is compared without decoding.
+// isVersion2 reports whether raw, a member's JSON text, is the string "2.0".
 func isVersion2(raw json.RawMessage) bool {
-	var version string
-	return string(raw) == `"2.0"` || isString(raw) && json.Unmarshal(raw, &version) == nil && version == "2.0"
+	version, ok := jsonString(raw)
+	return ok && version == "2.0"
 }
 
-func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
-
-// shownMember shows a member as outside text, never in the provider's own JSON
-// syntax, whose optional escapes could spell a secret past the mask: a string
-// decoded (and said to be one), anything else as encoding/json writes it again,
-// numbers with their digits; or it says "missing".
-func shownMember(raw json.RawMessage, s *matcher) string {
+// shownValue shows a JSON value that a provider sent, never in its own
+// syntax, whose optional escapes (\/, \u0061) could spell a secret past the
+// mask: a string decoded from its own bytes, and said to be one; a number,
+// true, false or null as written; an object or an array by its kind alone,
+// since writing it again would add escapes of its own. A nil raw is
+// "missing".
+func shownValue(raw json.RawMessage, s *matcher) string {
 	if raw == nil {
 		return "missing"
 	}
-	var value any
-	var b strings.Builder
-	enc, dec := json.NewEncoder(&b), json.NewDecoder(bytes.NewReader(raw))
-	enc.SetEscapeHTML(false)
-	dec.UseNumber()
-	if dec.Decode(&value) != nil || enc.Encode(value) != nil { // cannot happen: raw is one JSON value
-		return "unreadable"
-	} else if str, ok := value.(string); ok {
-		return `the string "` + s.show(str, maxQuoted) + `"`
+	if text, ok := jsonString(raw); ok {
+		return `the string "` + s.maskAndClip(text, maxQuoted) + `"`
 	}
-	return `"` + s.show(strings.TrimSuffix(b.String(), "\n"), maxQuoted) + `"`
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return `"` + s.maskAndClip(string(raw), maxQuoted) + `"`
 }
 
 // maxQuoted is how many bytes a message gives one value that a provider sent.
 const maxQuoted = 100
 
-// badAnswer is the failure of an answer that breaks a rule, in words that
-// format and args give, the message masked.
-func badAnswer(s *matcher, format string, args ...any) error {
-	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
+// jsonString decodes raw, the JSON text of one value, when it is a string.
+// Its escapes are decoded and every other byte is kept as it is, an invalid
+// UTF-8 byte too, where encoding/json would write the three bytes of U+FFFD
+// instead and so hide a secret that holds such a byte. A lone surrogate
+// escape decodes to one '?'.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	b := make([]byte, 0, len(inner))
+	for i := 0; i < len(inner); i++ {
+		if inner[i] != '\\' {
+			b = append(b, inner[i])
+			continue
+		}
+		i++
+		if i == len(inner) {
+			return "", false
+		}
+		switch inner[i] {
+		case '"', '\\', '/':
+			b = append(b, inner[i])
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, n := unicodeEscape(inner[i+1:])
+			if n == 0 {
+				return "", false
+			}
+			b = utf8.AppendRune(b, r)
+			i += n
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
 }
 
-type badAnswerError struct{ msg string }
+// unicodeEscape reads the rune that text, which follows a "\\u", spells: four
+// hex digits, and for a surrogate pair another "\\u" and four more. It
+// returns how many bytes of text that takes, 0 when they are not hex digits.
+// A lone surrogate reads as '?'.
+func unicodeEscape(text []byte) (rune, int) {
+	first, ok := hex4(text)
+	if !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(first) {
+		return first, 4
+	}
+	if len(text) >= 10 && text[4] == '\\' && text[5] == 'u' {
+		second, ok := hex4(text[6:])
+		if pair := utf16.DecodeRune(first, second); ok && pair != utf8.RuneError {
+			return pair, 10
+		}
+	}
+	return '?', 4
+}
 
-func (e *badAnswerError) Error() string { return e.msg }
-
-// Is makes every badAnswerError match ErrBadAnswer.
-func (e *badAnswerError) Is(target error) bool { return target == ErrBadAnswer }
+// hex4 reads four hex digits at the start of text.
+func hex4(text []byte) (rune, bool) {
+	if len(text) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range text[:4] {
+		v := hexValue(c)
+		if v < 0 {
+			return 0, false
+		}
+		r = r<<4 | rune(v)
+	}
+	return r, true
+}

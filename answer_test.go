@@ -59,7 +59,7 @@ var answerCases = []struct {
 	{name: "refuses an RPC error", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, want: `RPC error -32005: "limit exceeded"`},
 	{name: "refuses an RPC error together with a result", body: `{"jsonrpc":"2.0","id":1,"result":"0x64","error":{"code":-32000,"message":"header not found"}}`, want: `RPC error -32000: "header not found"`},
 	{name: "refuses a malformed error member", body: `{"jsonrpc":"2.0","id":1,"error":"nope"}`, want: `RPC error the string "nope"`},
-	{name: "refuses an error member whose code is not a number", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, want: `RPC error "{'code':'x'}"`},
+	{name: "refuses an error member whose code is not a number", body: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, want: "RPC error an object"},
 	{name: "refuses an RPC error whose message holds control characters", body: `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"a\u001b[2Jb\r\nforged"}}`, want: "RPC error -1: "},
 
 	{name: "refuses a missing result", body: `{"jsonrpc":"2.0","id":1}`, want: "no result"},

@@ -322,12 +322,12 @@ func BenchmarkCheckEveryProbeFailing(b *testing.B) {
 // and the key repeated to 9 MB cost the same, as only what the message can show
 // is read.
 func BenchmarkTransportText(b *testing.B) {
-	eps := make([]endpoint, 10)
-	for i := range eps {
-		eps[i].url = keyedURL(i)
+	var forms []string
+	for i := range 10 {
+		forms = append(forms, secretForms(keyedURL(i))...)
 	}
-	s := newMatcher(eps)
-	url := eps[3].url
+	s := newMatcher(forms)
+	url := keyedURL(3)
 	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", url)
 	key := url[strings.Index(url, "/v3/")+4 : strings.Index(url, "?")]
 	for _, tt := range []struct{ name, text string }{

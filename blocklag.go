@@ -47,39 +47,48 @@ type Monitor struct {
 	base         http.RoundTripper // Config.Base, or http.DefaultTransport
 	secrets      *matcher          // every endpoint's, masked in every endpoint's messages
 
-	// turn holds one token while a Check runs: a channel rather than a
+	// running holds one token while a Check runs: a channel rather than a
 	// sync.Mutex, so that a Check waiting for its turn can give up.
-	turn chan struct{}
+	running chan struct{}
 	// confirmed[i] is set once endpoint i has answered eth_chainId with
-	// chainID. Only the Check holding turn reads and writes it, before
-	// the probes start and after they have all finished.
+	// chainID. Only the Check holding running uses it: probeAll reads it
+	// as it starts each probe, and Check writes it once all have ended.
 	confirmed []bool
 	// current is the snapshot in force. New stores the fail-open one, then
-	// only the Check holding turn stores; Eligible and Status load it at
+	// only the Check holding running stores; Eligible and Status load it at
 	// any time, and a loaded snapshot never changes.
 	current atomic.Pointer[snapshot]
-	now     func() time.Time // stamps Checks and times probes: time.Now, which tests replace before they Check
-	counts  counts           // what Stats reports: the Check holding turn adds to it
+	// now stamps Checks and times probes: time.Now, which tests replace
+	// before they Check.
+	now func() time.Time
+	// counts is what Stats reports: the Check holding running adds to it,
+	// and Stats reads it at any time.
+	counts counts
 }
 
-// New returns a fail-open Monitor for cfg, or an error that names the
-// endpoint and the rule it breaks, showing of its URL at most the scheme.
+// New returns a fail-open Monitor for cfg. An invalid cfg is refused with
+// an error that names the endpoint at fault and says what to change; of a
+// URL it shows no more than the scheme.
 func New(cfg Config) (*Monitor, error) {
 	eps, err := cfg.validate()
 	if err != nil {
 		return nil, err
 	}
+	var forms []string
+	for _, ep := range eps {
+		forms = append(forms, secretForms(ep.url)...)
+	}
 	m := &Monitor{
 		endpoints:    eps,
-		secrets:      newMatcher(eps),
+		secrets:      newMatcher(forms),
 		rules:        rules{maxLag: cfg.MaxLag, maxAhead: cfg.MaxAhead, quorum: cfg.Quorum},
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
 		base:         cfg.Base,
-		turn:         make(chan struct{}, 1),
+		running:      make(chan struct{}, 1),
 		confirmed:    make([]bool, len(eps)),
 		now:          time.Now,
-		counts:       counts{failures: make([][len(reasons)]atomic.Uint64, len(eps))},
+		counts:       newCounts(len(eps)),
 	}
 	if m.base == nil {
 		m.base = http.DefaultTransport
@@ -101,18 +110,18 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 // too: try [errors.As] first. Checks run one at a time, a waiting one
 // cancellable through ctx.
 func (m *Monitor) Check(ctx context.Context) error {
-	if m == nil || m.turn == nil {
+	if m == nil || m.running == nil {
 		return errNotNew
 	}
 	if ctx == nil {
 		return errors.New("blocklag: nil context")
 	}
 	select {
-	case m.turn <- struct{}{}:
+	case m.running <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-m.turn }()
+	defer func() { <-m.running }()
 	if err := ctx.Err(); err != nil { // both cases were ready and select chose the turn
 		return err
 	}
@@ -122,17 +131,18 @@ func (m *Monitor) Check(ctx context.Context) error {
 	checked := m.now()
 	// Each failure becomes one *ProbeError, which Status and the
 	// CheckError share.
-	failed := &CheckError{probes: len(outcomes), secrets: m.secrets}
+	failed := &CheckError{probes: len(outcomes)}
 	for i := range outcomes {
 		o := &outcomes[i]
 		if o.confirmed {
 			m.confirmed[i] = true
 		}
 		if o.err != nil {
-			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err, secrets: m.secrets}
+			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err}
+			pe.msg = m.secrets.mask(pe.format(o.err.Error()))
 			o.err = pe
 			failed.Errors = append(failed.Errors, pe)
-			m.counts.failed(i, pe.Reason())
+			m.counts.failed(i, reasonIndex(pe.Err))
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -147,6 +157,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		return nil
 	}
 	failed.Published = s != nil
+	failed.msg = m.secrets.mask(failed.format())
 	return failed
 }
 
@@ -176,10 +187,10 @@ func (m *Monitor) probeAll(ctx context.Context) []outcome {
 	return outcomes
 }
 
-// withinCheckTime returns the context of a Check's probes: one that ends
-// the margin that Check's doc states before ctx's deadline, with an
-// *outOfCheckTime as its cause, so that the Check still has time to
-// publish; ctx itself when it has no deadline.
+// withinCheckTime returns the context of a Check's probes. When ctx has a
+// deadline, it ends a margin before it, a tenth of the time left and at most
+// a second, with an *outOfCheckTime as its cause, so that the Check still
+// has time to publish what its probes found. Without a deadline it is ctx.
 func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -187,7 +198,8 @@ func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) 
 	}
 	left := max(time.Until(deadline), 0)
 	margin := min(left/10, time.Second)
-	return context.WithDeadlineCause(ctx, deadline.Add(-margin), &outOfCheckTime{after: (left - margin).Round(time.Millisecond)})
+	cause := &outOfCheckTime{after: (left - margin).Round(time.Millisecond)}
+	return context.WithDeadlineCause(ctx, deadline.Add(-margin), cause)
 }
 
 // Eligible reports the verdict on this ID in the snapshot in force (never

@@ -1,12 +1,8 @@
 package blocklag
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,51 +10,54 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
+// Every error type here keeps its finished text in msg when Check builds it:
+// the message is masked there and then, so that no error value holds a
+// secret, or anything that could find one. An error built by hand has no
+// msg, and formats its own fields, outside text reduced to the alphabet.
+
 // ProbeError reports why one provider's probe failed, in a [*CheckError].
 //
-// Its message names the endpoint and says what failed. Text blocklag did not
-// write (a provider's value or message, a transport error, the ID) is shown
-// byte by byte in printable ASCII without '"', '\', '<', '>', '&': '"' as an
-// apostrophe, any other byte as '?'; a value is quoted and clipped to 100 bytes
-// (300 for a transport error), "..." when cut. No message, unwrapped error,
-// field or text form of [Status] shows a secret of any endpoint: user name,
-// password, "user:password" and its base64, path but "/", query, and each
-// segment or query value of 8 bytes with a digit or of 20. Texts and secrets
-// are both read percent-decoded with '+' as a space, so each spelling shows as
-// "[redacted]"; numeric fields stay exact.
+// Its message names the endpoint and says what failed. Text that blocklag
+// did not write (a provider's value or message, a transport error, the ID)
+// is shown byte by byte in printable ASCII without '"', '\', '<', '>' and
+// '&': a '"' as an apostrophe, any other byte as '?'. A provider's value is
+// quoted and clipped to 100 bytes, a transport error to 300, with "..." when
+// cut. No message, field, unwrapped error or form of [Status] shows a secret
+// of any endpoint: its user name, password, "user:password" and its base64,
+// its path but "/", its query, and each path segment or query value of 8
+// bytes with a digit, or of 20. Each shows as "[redacted]", written as
+// configured, percent-decoded or escaped; numeric fields stay exact.
 type ProbeError struct {
 	Endpoint failnext.EndpointID // the provider whose probe failed
-	// Err wraps a [*StatusError], [*RPCError], [*ChainIDError] or [ErrBadAnswer]
-	// for an answer amiss. A Base's error is never kept: Err wraps only stand-ins
-	// for the standard errors its chain matched, [context.DeadlineExceeded] too.
-	Err     error
-	secrets *matcher // the Monitor's, set by Check; nil in one built by hand
+	// Err wraps a [*StatusError], [*RPCError], [*ChainIDError] or
+	// [ErrBadAnswer] for an answer amiss. An error of the Base is never
+	// kept: Err then wraps only stand-ins for the standard errors that its
+	// chain matched, such as [context.DeadlineExceeded].
+	Err error
+	msg string // the finished text; "" in one built by hand
 }
 
-// Error reads `blocklag: endpoint "ID": ` and then Err's text.
+// Error reads `blocklag: endpoint "ID": ` and then the text of Err.
 func (e *ProbeError) Error() string {
 	if e == nil {
-		return "blocklag: " + e.line()
+		return "blocklag: nil ProbeError"
 	}
-	return e.secrets.mask("blocklag: " + e.line())
-}
-
-// line is the message without its prefix, unmasked, as CheckError lists it.
-func (e *ProbeError) line() string {
-	if e == nil {
-		return "nil ProbeError"
+	if e.msg != "" {
+		return e.msg
 	}
-	var reason string
+	reason := ""
 	if e.Err != nil {
-		reason = e.Err.Error()
-		if e.secrets == nil { // built by hand, not by Check
-			reason = sanitize(reason)
-		}
+		reason = reduce(e.Err.Error())
 	}
-	return `endpoint "` + sanitize(string(e.Endpoint)) + `": ` + reason
+	return e.format(reason)
 }
 
-// Unwrap returns the reason the probe failed.
+// format writes the message around the text of Err.
+func (e *ProbeError) format(errText string) string {
+	return `blocklag: endpoint "` + reduce(string(e.Endpoint)) + `": ` + errText
+}
+
+// Unwrap returns Err.
 func (e *ProbeError) Unwrap() error {
 	if e == nil {
 		return nil
@@ -66,57 +65,20 @@ func (e *ProbeError) Unwrap() error {
 	return e.Err
 }
 
-// Reason is the first Reason listed that Err's codes, never its text, match.
+// Reason is the first [Reason] listed whose codes Err matches.
 func (e *ProbeError) Reason() Reason {
 	if e == nil {
 		return ReasonTransport
 	}
-	var status *StatusError
-	var rpc *RPCError
-	var ne net.Error
-	hasStatus := errors.As(e.Err, &status)
-	hasRPC := errors.As(e.Err, &rpc)
-	switch {
-	case hasStatus && status.StatusCode == http.StatusTooManyRequests,
-		hasRPC && (rpc.Code == 429 || rpc.Code == -32005):
-		return ReasonRateLimited
-	case hasStatus && slices.Contains([]int{http.StatusUnauthorized, http.StatusPaymentRequired, http.StatusForbidden}, status.StatusCode):
-		return ReasonUnauthorized
-	case hasStatus:
-		return ReasonHTTPStatus
-	case hasRPC:
-		return ReasonRPCError
-	case errors.As(e.Err, new(*ChainIDError)):
-		return ReasonWrongChain
-	case errors.Is(e.Err, ErrBadAnswer):
-		return ReasonBadAnswer
-	case errors.Is(e.Err, context.DeadlineExceeded), errors.As(e.Err, &ne) && ne.Timeout():
-		return ReasonTimeout
-	}
-	return ReasonTransport
+	return reasonOf(e.Err)
 }
-
-// Reason is a kind of probe failure, fit for a metric label.
-type Reason string
-
-// The kinds of probe failure.
-const (
-	ReasonRateLimited  Reason = "rate_limited" // HTTP 429, or an RPC error with code 429 or -32005 (limit exceeded), also inside a StatusError of another status
-	ReasonUnauthorized Reason = "unauthorized" // HTTP 401, 402 or 403
-	ReasonHTTPStatus   Reason = "http_status"  // any other HTTP status but 200, redirects included
-	ReasonRPCError     Reason = "rpc_error"    // any other JSON-RPC error
-	ReasonWrongChain   Reason = "wrong_chain"  // a [*ChainIDError]
-	ReasonBadAnswer    Reason = "bad_answer"   // an answer that matches [ErrBadAnswer]
-	ReasonTimeout      Reason = "timeout"      // context.DeadlineExceeded, or a net.Error whose Timeout is true
-	ReasonTransport    Reason = "transport"    // anything else: dial, TLS, a cut connection, a Base's own error
-)
 
 // CheckError is what [Monitor.Check] returns whenever a probe failed.
 type CheckError struct {
 	Errors    []*ProbeError // one per failed endpoint, in configured order
 	Published bool          // whether the Check published: whether a probe succeeded
-	probes    int           // how many endpoints Check probed; 0 in one built by hand
-	secrets   *matcher      // as in ProbeError
+	probes    int           // how many endpoints the Check probed; 0 in one built by hand
+	msg       string        // the finished text; "" in one built by hand
 }
 
 // Error is one line: `blocklag: 2 of 3 probes failed, verdicts published:
@@ -125,19 +87,31 @@ func (e *CheckError) Error() string {
 	if e == nil {
 		return "blocklag: nil CheckError"
 	}
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.format()
+}
+
+// format writes the message from the fields, each ProbeError's text
+// without its own "blocklag: ".
+func (e *CheckError) format() string {
 	published := "nothing published"
 	if e.Published {
 		published = "verdicts published"
 	}
+	probes := max(e.probes, len(e.Errors))
 	var b strings.Builder
-	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, %s", len(e.Errors), max(e.probes, len(e.Errors)), published)
-	sep := ": "
-	for _, pe := range e.Errors {
-		b.WriteString(sep)
-		b.WriteString(pe.line())
-		sep = "; "
+	fmt.Fprintf(&b, "blocklag: %d of %d probes failed, %s", len(e.Errors), probes, published)
+	for i, pe := range e.Errors {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(strings.TrimPrefix(pe.Error(), "blocklag: "))
 	}
-	return e.secrets.mask(b.String())
+	return b.String()
 }
 
 // Unwrap returns the ProbeErrors, for [errors.Is] and [errors.As].
@@ -155,18 +129,29 @@ func (e *CheckError) Unwrap() []error {
 // StatusError reports an HTTP status other than 200, redirects included.
 type StatusError struct {
 	StatusCode int
-	// RetryAfter is the Retry-After header: seconds, or an HTTP-date less the
-	// answer's Date (else now); 0 when absent, unreadable or past.
+	// RetryAfter is the answer's Retry-After: its seconds, or its HTTP-date
+	// less the answer's Date (else the Check's clock). It is 0 when absent,
+	// unreadable or past, and never negative.
 	RetryAfter time.Duration
-	RPC        *RPCError // the JSON-RPC 2.0 error object that the body held (id 1 or null), or nil
-	secrets    *matcher  // as in ProbeError
+	// RPC is the JSON-RPC 2.0 error object that the body held (with id 1
+	// or null), shown as any RPCError is; nil when there was none.
+	RPC *RPCError
+	msg string // the finished text; "" in one built by hand
 }
 
-// Error reads `HTTP status 429: RPC error -32005: "limit exceeded", retry after 1m0s`.
+// Error reads `HTTP status 429: RPC error -32005: "limit exceeded", retry
+// after 1m0s`.
 func (e *StatusError) Error() string {
 	if e == nil {
 		return "nil StatusError"
 	}
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.format()
+}
+
+func (e *StatusError) format() string {
 	msg := "HTTP status " + strconv.Itoa(e.StatusCode)
 	if e.RPC != nil {
 		msg += ": " + e.RPC.Error()
@@ -174,10 +159,10 @@ func (e *StatusError) Error() string {
 	if e.RetryAfter > 0 {
 		msg += ", retry after " + e.RetryAfter.String()
 	}
-	return e.secrets.mask(msg)
+	return msg
 }
 
-// Unwrap returns RPC when set.
+// Unwrap returns RPC when it is set.
 func (e *StatusError) Unwrap() error {
 	if e == nil || e.RPC == nil {
 		return nil // not a nil *RPCError, which errors.As would find
@@ -187,17 +172,26 @@ func (e *StatusError) Unwrap() error {
 
 // RPCError reports that a provider answered with a JSON-RPC error object.
 type RPCError struct {
-	Code    int
-	Message string   // as the ProbeError's text shows it: sanitized, masked, clipped
-	secrets *matcher // as in ProbeError
+	Code int
+	// Message is the provider's message as a ProbeError shows it: reduced,
+	// masked and clipped. It is empty when the object had none.
+	Message string
+	msg     string // the finished text; "" in one built by hand
 }
 
-// Error reads `RPC error -32005: "limit exceeded"`, Message as outside text.
+// Error reads `RPC error -32005: "limit exceeded"`.
 func (e *RPCError) Error() string {
 	if e == nil {
 		return "nil RPCError"
 	}
-	return e.secrets.mask("RPC error " + strconv.Itoa(e.Code) + `: "` + sanitize(e.Message) + `"`)
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.format()
+}
+
+func (e *RPCError) format() string {
+	return "RPC error " + strconv.Itoa(e.Code) + `: "` + reduce(e.Message) + `"`
 }
 
 // ErrorCode returns Code, as go-ethereum's rpc.Error interface asks.
@@ -205,8 +199,9 @@ func (e *RPCError) ErrorCode() int { return e.Code }
 
 // ChainIDError reports a provider on another chain than Config.ChainID.
 type ChainIDError struct {
-	Got, Want uint64
-	secrets   *matcher // as in ProbeError
+	Got  uint64 // the chain ID the provider answered
+	Want uint64 // Config.ChainID
+	msg  string // the finished text; "" in one built by hand
 }
 
 // Error reads "chain ID 11155111 (0xaa36a7), want 1".
@@ -214,9 +209,45 @@ func (e *ChainIDError) Error() string {
 	if e == nil {
 		return "nil ChainIDError"
 	}
-	return e.secrets.mask(fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want))
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.format()
 }
 
-// ErrBadAnswer is matched by every answer that breaks the rules of a probe. A
-// body shorter than its Content-Length fails as a cut connection instead.
+func (e *ChainIDError) format() string {
+	return fmt.Sprintf("chain ID %d (%#x), want %d", e.Got, e.Got, e.Want)
+}
+
+// ErrBadAnswer is matched by every answer that breaks the rules of a probe.
+// A body shorter than its Content-Length fails as a cut connection instead.
 var ErrBadAnswer = errors.New("bad answer")
+
+// badAnswer returns the failure of an answer that breaks a rule, in the
+// words that format and args give, masked.
+func badAnswer(s *matcher, format string, args ...any) error {
+	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
+}
+
+// badAnswerError is an answer that broke a rule.
+type badAnswerError struct{ msg string }
+
+func (e *badAnswerError) Error() string { return e.msg }
+
+// Is makes every badAnswerError match ErrBadAnswer.
+func (e *badAnswerError) Is(target error) bool { return target == ErrBadAnswer }
+
+// annotate returns err after a few words that say what failed, the message
+// masked whole: the two together may show what neither shows alone.
+func annotate(words string, err error, s *matcher) error {
+	return &annotatedError{msg: s.mask(words + ": " + err.Error()), err: err}
+}
+
+// annotatedError is an error that annotate made.
+type annotatedError struct {
+	msg string
+	err error
+}
+
+func (e *annotatedError) Error() string { return e.msg }
+func (e *annotatedError) Unwrap() error { return e.err }

@@ -50,7 +50,7 @@ func (m *Monitor) probe(ctx context.Context, ep endpoint, askChain bool) outcome
 		go func() { chain <- m.confirmChain(ctx, ep) }()
 	}
 	var o outcome
-	o.height, o.err = m.fetch(ctx, ep, blockNumberRequest)
+	o.height, o.err = m.requestQuantity(ctx, ep, blockNumberRequest)
 	if chain != nil {
 		if err := <-chain; err != nil {
 			return outcome{err: err}
@@ -75,21 +75,24 @@ func (e *outOfCheckTime) Error() string {
 // confirmChain returns nil when the provider reports Config.ChainID as its
 // chain ID, judged as the height is, and otherwise says why not.
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
-	id, err := m.fetch(ctx, ep, chainIDRequest)
+	id, err := m.requestQuantity(ctx, ep, chainIDRequest)
 	if err != nil {
-		return prefix("chain ID request", err, m.secrets)
+		return annotate("chain ID request", err, m.secrets)
 	}
 	if id != m.chainID {
-		return &ChainIDError{Got: id, Want: m.chainID, secrets: m.secrets}
+		wrong := &ChainIDError{Got: id, Want: m.chainID}
+		wrong.msg = m.secrets.mask(wrong.format())
+		return wrong
 	}
 	return nil
 }
 
-// fetch posts one request to ep and returns the quantity its answer carries, by
-// the rules that Check's doc states. It calls the Base's RoundTrip itself, with
-// Basic auth from the URL's userinfo as http.Client would set it, so that
-// nothing is redirected and no error quotes the URL.
-func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint64, error) {
+// requestQuantity posts one request to ep and returns the quantity that its
+// answer carries, by the rules of the package doc's section on probes. It
+// calls the Base's RoundTrip itself, with Basic auth from the URL's userinfo
+// as http.Client would set it, so that nothing is redirected and no error
+// quotes the URL.
+func (m *Monitor) requestQuantity(ctx context.Context, ep endpoint, request string) (uint64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, strings.NewReader(request))
 	if err != nil {
 		// New parsed the URL, so this cannot happen; the error would quote it.
@@ -104,11 +107,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		"Accept-Encoding": {"identity"},
 		"User-Agent":      {userAgent},
 	}
-	if u := req.URL.User; u != nil {
-		if password, _ := u.Password(); u.Username() != "" || password != "" {
-			req.SetBasicAuth(u.Username(), password)
-		}
-	}
+	setBasicAuth(req)
 	resp, err := m.base.RoundTrip(req)
 	if err == nil && resp != nil && ctx.Err() != nil {
 		err = context.Cause(ctx) // an answer after the probe's end is too late to count
@@ -120,7 +119,7 @@ func (m *Monitor) fetch(ctx context.Context, ep endpoint, request string) (uint6
 		if resp != nil {
 			resp.Body.Close()
 		}
-		return 0, m.sendError(ctx, "", err)
+		return 0, m.transportFailure(ctx, "", err)
 	} else if resp == nil {
 		return 0, errors.New("Config.Base returned neither an answer nor an error")
 	}
@@ -154,10 +153,11 @@ func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 	}
 }
 
-// readBody reads at most maxBody+1 bytes of resp's body, failing as ctx's end
-// once it ends, never as what the body held. A body, within maxBody, not as
-// long as the response states fails: as a bad answer when longer, and when
-// shorter with io.ErrUnexpectedEOF, as a cut connection.
+// readBody reads at most maxBody+1 bytes of resp's body. Once ctx ends, the
+// read fails as that end, never as what the body held. When the response
+// states its length and the body, within maxBody, has another, the read
+// fails: as a bad answer when the body is longer, and as a cut connection
+// (io.ErrUnexpectedEOF) when it is shorter.
 func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 	within := readerFunc(func(p []byte) (int, error) {
 		if n, err := resp.Body.Read(p); ctx.Err() == nil {
@@ -166,16 +166,18 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 		return 0, context.Cause(ctx)
 	})
 	body, err := io.ReadAll(io.LimitReader(within, maxBody+1))
-	if n := int64(len(body)); err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
+	n := int64(len(body))
+	if err == nil && n <= maxBody && statesLength(resp) && n != resp.ContentLength {
 		if n > resp.ContentLength {
 			// Only a custom Base can hand over more than it stated:
 			// http.Transport stops at the length.
-			return nil, badAnswer(m.secrets, "answer longer than its Content-Length of %d bytes", resp.ContentLength)
+			return nil, badAnswer(m.secrets, "answer longer than its Content-Length of %d bytes",
+				resp.ContentLength)
 		}
 		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
 	}
 	if err != nil {
-		return nil, m.sendError(ctx, "reading answer", err)
+		return nil, m.transportFailure(ctx, "reading answer", err)
 	}
 	return body, nil
 }
@@ -189,8 +191,12 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 // body (nil when it broke a limit): a JSON-RPC error object in it, as Infura
 // sends with its 429, is kept.
 func (m *Monitor) statusError(resp *http.Response, body []byte) *StatusError {
-	se := &StatusError{StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, m.now), secrets: m.secrets}
-	se.RPC = errorObject(body, m.secrets)
+	se := &StatusError{
+		StatusCode: resp.StatusCode,
+		RetryAfter: retryAfter(resp.Header, m.now),
+		RPC:        errorObject(body, m.secrets),
+	}
+	se.msg = m.secrets.mask(se.format())
 	return se
 }
 
@@ -227,34 +233,21 @@ func statesLength(resp *http.Response) bool {
 	return resp.ContentLength > 0 || resp.ContentLength == 0 && resp.Header.Get("Content-Length") != ""
 }
 
-// sendError explains why sending or reading failed, after the words doing: a
-// timeout that ended it, else transportError's copy of err.
-func (m *Monitor) sendError(ctx context.Context, doing string, err error) error {
+// transportFailure returns why sending or reading failed, after the words
+// doing when they are set: the end of the probe's time when that ended it,
+// else transportError's copy of err.
+func (m *Monitor) transportFailure(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {
-		return prefix(late.Error(), context.DeadlineExceeded, m.secrets)
+		return annotate(late.Error(), context.DeadlineExceeded, m.secrets)
 	}
 	if cause == errProbeTimeout {
-		return prefix(fmt.Sprintf("timed out after %v", m.probeTimeout), context.DeadlineExceeded, m.secrets)
+		words := fmt.Sprintf("timed out after %v", m.probeTimeout)
+		return annotate(words, context.DeadlineExceeded, m.secrets)
 	}
 	err = transportError(err, m.secrets)
 	if doing != "" {
-		err = prefix(doing, err, m.secrets)
+		err = annotate(doing, err, m.secrets)
 	}
 	return err
 }
-
-// prefix puts before err a few words that say what failed, masking the message
-// whole: the two together may show what neither shows alone.
-func prefix(words string, err error, s *matcher) error {
-	return &prefixed{msg: s.mask(words + ": " + err.Error()), err: err}
-}
-
-// prefixed is an error that prefix made.
-type prefixed struct {
-	msg string
-	err error
-}
-
-func (e *prefixed) Error() string { return e.msg }
-func (e *prefixed) Unwrap() error { return e.err }

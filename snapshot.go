@@ -63,12 +63,13 @@ type outcome struct {
 	latency   time.Duration
 }
 
-// nextSnapshot builds the snapshot that follows prev from one Check's outcomes, in
-// endpoint order, as of checked, or returns nil when no probe succeeded.
-// It changes neither, so a Check that publishes nothing has counted
-// nothing. A height above an endpoint's high-water mark raises the mark and
-// its Advanced; the front moves as Status.Advanced says. Neither time moves
-// back, even under a clock that steps back.
+// nextSnapshot builds the snapshot that follows prev from one Check's
+// outcomes, in endpoint order, as of checked. It returns nil when no probe
+// succeeded. It modifies neither prev nor outcomes, so a Check that publishes
+// nothing has counted nothing. A height above an endpoint's high-water mark
+// raises the mark and sets the endpoint's Advanced to checked; the front
+// moves as Status.Advanced says. Both times only move forward, even under a
+// clock that steps back.
 func nextSnapshot(prev *snapshot, outcomes []outcome, checked time.Time, r rules) *snapshot {
 	heights := make([]uint64, 0, len(outcomes))
 	for _, o := range outcomes {
@@ -81,11 +82,14 @@ func nextSnapshot(prev *snapshot, outcomes []outcome, checked time.Time, r rules
 	}
 	ref := reference(heights, r.quorum)
 	s := newSnapshot(len(outcomes))
-	s.status.Checked, s.status.Reference, s.status.Advanced = checked, ref, prev.status.Advanced
+	s.status.Checked = checked
+	s.status.Reference = ref
 	s.status.MaxLag = r.maxLag
+	s.status.Advanced = prev.status.Advanced
 	newHighAtFront := false
 	for i, o := range outcomes {
-		was, mark := prev.status.Endpoints[i], prev.highest[i]
+		was := prev.status.Endpoints[i]
+		mark := prev.highest[i]
 		e := EndpointStatus{ID: was.ID, Err: o.err, Latency: o.latency, Advanced: was.Advanced}
 		if o.err == nil {
 			e.Height = o.height
@@ -103,8 +107,7 @@ func nextSnapshot(prev *snapshot, outcomes []outcome, checked time.Time, r rules
 		}
 		s.add(e, mark)
 	}
-	prevFailOpen := prev.status.Checked.IsZero()
-	if newHighAtFront && (prevFailOpen || ref > prev.status.Reference) {
+	if newHighAtFront && (!prev.status.published() || ref > prev.status.Reference) {
 		s.status.Advanced = later(s.status.Advanced, checked)
 	}
 	return s
@@ -112,8 +115,9 @@ func nextSnapshot(prev *snapshot, outcomes []outcome, checked time.Time, r rules
 
 // rules are the Config fields that verdicts follow.
 type rules struct {
-	maxLag, maxAhead uint64
-	quorum           int
+	maxLag   uint64
+	maxAhead uint64
+	quorum   int
 }
 
 // later returns the later of a and b.

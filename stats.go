@@ -2,13 +2,16 @@ package blocklag
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 	"sync/atomic"
 
 	"github.com/yermakovsa/failnext"
 )
 
 // Stats counts what a Monitor's Checks did, published or not: failures that
-// published nothing show here, not in Status. Its names are Status's.
+// published nothing show here, not in Status. Its JSON and slog forms use
+// the same snake_case names as Status's.
 type Stats struct {
 	Checks    uint64          `json:"checks"`    // Checks that sent probes, one to each endpoint
 	Published uint64          `json:"published"` // of those, the ones that published
@@ -23,18 +26,19 @@ type EndpointStats struct {
 
 // Stats returns the counts so far as a copy, never waiting for a Check.
 func (m *Monitor) Stats() Stats {
-	if m == nil || m.turn == nil {
+	if m == nil || m.running == nil {
 		return Stats{}
 	}
 	c := &m.counts
 	// Published before Checks, and failures before Checks, the opposite
 	// of the order in which a Check adds to them, so that no count runs
 	// ahead of Checks.
-	st := Stats{Published: c.published.Load(), Endpoints: make([]EndpointStats, len(m.endpoints))}
+	st := Stats{Published: c.published.Load()}
+	st.Endpoints = make([]EndpointStats, len(m.endpoints))
 	for i := range m.endpoints {
-		failures := make(map[Reason]uint64, len(reasons))
-		for k, r := range reasons {
-			failures[r] = c.failures[i][k].Load()
+		failures := make(map[Reason]uint64, len(reasonRules))
+		for k, rule := range reasonRules {
+			failures[rule.reason] = c.failures[i][k].Load()
 		}
 		st.Endpoints[i] = EndpointStats{ID: m.endpoints[i].id, Failures: failures}
 	}
@@ -42,44 +46,47 @@ func (m *Monitor) Stats() Stats {
 	return st
 }
 
-// LogValue logs the JSON members, the endpoints as groups keyed by ID.
+// LogValue logs the members of the JSON form, each endpoint as a group keyed
+// by its ID.
 func (s Stats) LogValue() slog.Value {
 	eps := make([]slog.Attr, len(s.Endpoints))
 	for i, e := range s.Endpoints {
 		failures := make([]slog.Attr, 0, len(e.Failures))
-		for _, r := range reasons {
-			if n, ok := e.Failures[r]; ok {
-				failures = append(failures, slog.Uint64(string(r), n))
-			}
+		// In the JSON form's order, which sorts a map's keys.
+		for _, r := range slices.Sorted(maps.Keys(e.Failures)) {
+			failures = append(failures, slog.Uint64(string(r), e.Failures[r]))
 		}
-		eps[i] = slog.Attr{Key: string(e.ID), Value: slog.GroupValue(slog.Attr{Key: "failures", Value: slog.GroupValue(failures...)})}
+		group := slog.GroupValue(slog.Attr{Key: "failures", Value: slog.GroupValue(failures...)})
+		eps[i] = slog.Attr{Key: string(e.ID), Value: group}
 	}
-	return slog.GroupValue(slog.Uint64("checks", s.Checks), slog.Uint64("published", s.Published),
-		slog.Attr{Key: "endpoints", Value: slog.GroupValue(eps...)})
+	return slog.GroupValue(
+		slog.Uint64("checks", s.Checks),
+		slog.Uint64("published", s.Published),
+		slog.Attr{Key: "endpoints", Value: slog.GroupValue(eps...)},
+	)
 }
 
-// counts is what Stats reads. Only the Check holding the turn adds to it
-// and Stats reads it at any time, so every count is atomic: no lock, so
-// that counting costs next to nothing and Stats never waits.
+// counts is what Stats reads. Only the Check holding running adds to it and
+// Stats reads it at any time, so every count is atomic: no lock, so that
+// counting costs next to nothing and Stats never waits.
 type counts struct {
 	checks    atomic.Uint64
 	published atomic.Uint64
-	failures  [][len(reasons)]atomic.Uint64 // per endpoint, indexed as reasons lists them; the slice is set by New
+	// failures[i][k] counts endpoint i's failures whose Reason is
+	// reasonRules[k]'s. New makes both slices; their lengths never change.
+	failures [][]atomic.Uint64
 }
 
-// failed counts a failed probe of endpoint i.
-func (c *counts) failed(i int, r Reason) {
-	for k, known := range reasons {
-		if known == r {
-			c.failures[i][k].Add(1)
-			return
-		}
+// newCounts returns the counts of n endpoints, every one at 0.
+func newCounts(n int) counts {
+	failures := make([][]atomic.Uint64, n)
+	for i := range failures {
+		failures[i] = make([]atomic.Uint64, len(reasonRules))
 	}
+	return counts{failures: failures}
 }
 
-// reasons lists every Reason, in the order Reason lists them, to index the
-// failure counts.
-var reasons = [...]Reason{
-	ReasonRateLimited, ReasonUnauthorized, ReasonHTTPStatus, ReasonRPCError,
-	ReasonWrongChain, ReasonBadAnswer, ReasonTimeout, ReasonTransport,
+// failed counts a failure of endpoint i whose Reason is reasonRules[k]'s.
+func (c *counts) failed(i, k int) {
+	c.failures[i][k].Add(1)
 }

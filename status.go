@@ -10,33 +10,61 @@ import (
 )
 
 // Status is the snapshot that Eligible answers from, for logs and status
-// pages; while fail-open, only MaxLag, IDs and verdicts are set.
+// pages. Until a Check publishes, only MaxLag and each endpoint's ID and
+// verdict are set.
 type Status struct {
-	Checked   time.Time // when the publishing Check finished probing
-	Reference uint64    // the height lag is measured from
-	MaxLag    uint64    // Config.MaxLag
-	// Advanced is the Checked time of the latest Check whose reference rose with
-	// an endpoint's new high at or above it (also while the leader fails).
-	Advanced  time.Time
-	Endpoints []EndpointStatus // in configured order
+	// Checked is when the Check that published the snapshot finished
+	// probing. It is zero until a Check publishes.
+	Checked time.Time
+	// Reference is the height that lag was measured from.
+	Reference uint64
+	// MaxLag is Config.MaxLag, the rule the verdicts follow.
+	MaxLag uint64
+	// Advanced is when the front last moved: the Checked time of the latest
+	// Check whose reference rose, with some endpoint at a new high of its
+	// own at or above it. It never moves back. While the endpoint that set
+	// the reference fails, another one climbing toward where it was moves
+	// it too.
+	Advanced time.Time
+	// Endpoints holds one EndpointStatus per endpoint, in configured order.
+	Endpoints []EndpointStatus
 }
 
 // EndpointStatus is one endpoint's part of a Status.
 type EndpointStatus struct {
-	ID                 failnext.EndpointID
-	Eligible           bool          // what Eligible(ID) answers from the same snapshot
-	Height, Lag, Ahead uint64        // its height, and how far below or above the reference; 0 if it failed
-	Err                error         // its *ProbeError (shared: read-only), or nil
-	Latency            time.Duration // how long its probe took
-	Advanced           time.Time     // the Checked time of its latest new high
+	ID failnext.EndpointID
+	// Eligible is what Eligible(ID) answers from the same snapshot.
+	Eligible bool
+	// Height is the height the endpoint reported; 0 when its probe failed.
+	Height uint64
+	// Lag is how many blocks Height is below the reference, or 0.
+	Lag uint64
+	// Ahead is how many blocks Height is above the reference, or 0.
+	Ahead uint64
+	// Err is the endpoint's *ProbeError, shared with the Check's error and
+	// not to be modified, or nil when its probe succeeded.
+	Err error
+	// Latency is how long its probe took, both requests when it also asked
+	// for the chain ID.
+	Latency time.Duration
+	// Advanced is the Checked time of the latest Check in which the
+	// endpoint reported a height above every height it reported before.
+	// It stays while the endpoint fails.
+	Advanced time.Time
 }
 
-// Reason is the [ProbeError.Reason] of Err's chain, or "" when Err is nil.
+// Reason is the [Reason] of Err, or "" when Err is nil.
 func (e EndpointStatus) Reason() Reason {
 	if e.Err == nil {
 		return ""
 	}
-	return (&ProbeError{Err: e.Err}).Reason()
+	return reasonOf(e.Err)
+}
+
+// published reports whether a Check has published s: whether it is more than
+// the fail-open snapshot.
+func (s Status) published() bool {
+	return !s.Checked.IsZero()
 }
 
 // Status returns the snapshot in force as a copy, never waiting for a Check.
@@ -59,16 +87,18 @@ func (m *Monitor) Status() Status {
 //	 {"id":"a","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"},
 //	 {"id":"b","eligible":false,"latency_seconds":0.3,"reason":"http_status","error":"blocklag: endpoint \"b\": HTTP status 503"}]}
 //
-// checked, reference and latency_seconds once a Check has published; height
-// and lag when the probe succeeded, reason and error when not; the rest if set.
+// checked, reference and latency_seconds are there once a Check has
+// published; height and lag when the endpoint's probe succeeded, even at 0;
+// reason and error when it failed; ahead and advanced when they are not zero.
 func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.json()) }
 
 // json is s's JSON form.
 func (s Status) json() statusJSON {
-	published := !s.Checked.IsZero()
+	published := s.published()
 	out := statusJSON{MaxLag: s.MaxLag, Endpoints: make([]endpointJSON, len(s.Endpoints))}
 	if published {
-		out.Checked, out.Reference = &s.Checked, &s.Reference
+		out.Checked = &s.Checked
+		out.Reference = &s.Reference
 	}
 	if !s.Advanced.IsZero() {
 		out.Advanced = &s.Advanced
@@ -79,9 +109,13 @@ func (s Status) json() statusJSON {
 	return out
 }
 
-// MarshalJSON writes one endpoint as [Status.MarshalJSON] does.
+// MarshalJSON writes one endpoint as [Status.MarshalJSON] writes it in the
+// Status it came from. Alone, it counts as probed by a published Check when
+// it has an error or has advanced, which holds for every EndpointStatus that
+// [Monitor.Status] returns: a probe that succeeds always counts a height.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
-	return json.Marshal(e.json(e.Err != nil || !e.Advanced.IsZero()))
+	probed := e.Err != nil || !e.Advanced.IsZero()
+	return json.Marshal(e.json(probed))
 }
 
 // statusJSON and endpointJSON give the JSON form its members, in order. A
@@ -111,7 +145,9 @@ type endpointJSON struct {
 func (e EndpointStatus) json(published bool) endpointJSON {
 	out := endpointJSON{ID: e.ID, Eligible: e.Eligible}
 	if published && e.Err == nil {
-		out.Height, out.Lag, out.Ahead = &e.Height, &e.Lag, e.Ahead
+		out.Height = &e.Height
+		out.Lag = &e.Lag
+		out.Ahead = e.Ahead
 	}
 	if published {
 		seconds := e.Latency.Seconds()
@@ -121,23 +157,25 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 		out.Advanced = &e.Advanced
 	}
 	if e.Err != nil {
-		// A hand-built Status's own error is outside text.
-		reason, msg := e.Reason(), e.Err.Error()
+		reason := e.Reason()
+		msg := e.Err.Error()
 		if _, ok := e.Err.(*ProbeError); !ok {
-			msg = sanitize(msg)
+			msg = reduce(msg) // the error of a Status built by hand is outside text
 		}
-		out.Reason, out.Error = &reason, &msg
+		out.Reason = &reason
+		out.Error = &msg
 	}
 	return out
 }
 
-// LogValue logs the JSON members, the endpoints as groups keyed by ID:
-// status.endpoints.primary.lag.
+// LogValue logs the members of the JSON form, under the same rules, each
+// endpoint as a group keyed by its ID, as in status.endpoints.primary.lag.
 func (s Status) LogValue() slog.Value {
 	j := s.json()
 	var attrs []slog.Attr
 	if j.Checked != nil {
-		attrs = append(attrs, slog.Time("checked", s.Checked), slog.Uint64("reference", s.Reference))
+		attrs = append(attrs, slog.Time("checked", s.Checked))
+		attrs = append(attrs, slog.Uint64("reference", s.Reference))
 	}
 	attrs = append(attrs, slog.Uint64("max_lag", s.MaxLag))
 	if j.Advanced != nil {
@@ -147,7 +185,8 @@ func (s Status) LogValue() slog.Value {
 	for i, e := range j.Endpoints {
 		group := []slog.Attr{slog.Bool("eligible", e.Eligible)}
 		if e.Height != nil {
-			group = append(group, slog.Uint64("height", *e.Height), slog.Uint64("lag", *e.Lag))
+			group = append(group, slog.Uint64("height", *e.Height))
+			group = append(group, slog.Uint64("lag", *e.Lag))
 		}
 		if e.Ahead != 0 {
 			group = append(group, slog.Uint64("ahead", e.Ahead))
@@ -159,7 +198,8 @@ func (s Status) LogValue() slog.Value {
 			group = append(group, slog.Time("advanced", *e.Advanced))
 		}
 		if e.Error != nil {
-			group = append(group, slog.String("reason", string(*e.Reason)), slog.String("error", *e.Error))
+			group = append(group, slog.String("reason", string(*e.Reason)))
+			group = append(group, slog.String("error", *e.Error))
 		}
 		eps[i] = slog.Attr{Key: string(e.ID), Value: slog.GroupValue(group...)}
 	}

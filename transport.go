@@ -11,7 +11,8 @@ import (
 // one safe to show that stays as it is: err's text is read once, as outside
 // text, and the result unwraps only to standIns, never to err.
 func transportError(err error, s *matcher) error {
-	return &redactedError{msg: `"` + s.show(err.Error(), maxTransportText) + `"`, inner: standIns(err)}
+	text := s.maskAndClip(err.Error(), maxTransportText)
+	return &redactedError{msg: `"` + text + `"`, inner: standIns(err)}
 }
 
 // maxTransportText is how many bytes a message gives a transport error's text:
@@ -36,7 +37,13 @@ const maxChain = 64
 // errors.As may ask of it: each sentinel its chain matches, its first
 // syscall.Errno, and whether its first net.Error is a timeout.
 func standIns(err error) []error {
-	sentinels := []error{context.Canceled, context.DeadlineExceeded, os.ErrDeadlineExceeded, io.ErrUnexpectedEOF, io.EOF}
+	sentinels := []error{
+		context.Canceled,
+		context.DeadlineExceeded,
+		os.ErrDeadlineExceeded,
+		io.ErrUnexpectedEOF,
+		io.EOF,
+	}
 	var found []error
 	var errno error
 	var ne net.Error
