@@ -28,7 +28,7 @@ type Config struct {
 	// or the lowest when fewer probes succeed, so that one provider far
 	// ahead cannot make the others ineligible. That provider stays eligible
 	// unless MaxAhead leaves it out.
-	Quorum int
+	Quorum   int
 	MaxAhead uint64 // with Quorum above one, how far above the reference an eligible provider may be
 	// ChainID is the chain every provider must serve (1 is Ethereum mainnet):
 	// a height counts once its provider has answered eth_chainId with it.
