@@ -69,7 +69,8 @@ var answerCases = []struct {
 		want: `answer id is "null"`},
 	{name: "refuses a missing id", body: `{"jsonrpc":"2.0","result":"0x64"}`, want: "answer id is missing"},
 	{name: "refuses an id that holds a line break",
-		body: "{\"jsonrpc\":\"2.0\",\"id\":[1,\n\"2026/01/01 00:00:00 check: bad=eligible\"],\"result\":\"0x64\"}",
+		body: "{\"jsonrpc\":\"2.0\",\"id\":[1,\n\"2026/01/01 00:00:00 check: bad=eligible\"]," +
+			"\"result\":\"0x64\"}",
 		want: "answer id is "},
 
 	{name: "refuses an RPC error",
@@ -194,7 +195,8 @@ func TestCompactShortcutRecognisesOnlyTheCompactForm(t *testing.T) {
 				return
 			}
 			if strict, err := parseStrictly([]byte(tt.body), nil); err != nil || strict != tt.height {
-				t.Errorf("the full parser says %d, %v of a body the shortcut reads as %d", strict, err, tt.height)
+				t.Errorf("the full parser says %d, %v of a body the shortcut reads as %d",
+					strict, err, tt.height)
 			}
 		})
 	}

@@ -120,7 +120,8 @@ func TestProbeMarginIsATenthOfTheTimeLeftAtMostOneSecond(t *testing.T) {
 	}{
 		{"a 5 s context ends the probes at 4.5 s", 5 * time.Second, 0, 500 * time.Millisecond},
 		{"a 2 s context ends them at 1.8 s", 2 * time.Second, 0, 200 * time.Millisecond},
-		{"a 30 s context ends them one second before its deadline, not three", 30 * time.Second, 0, time.Second},
+		{"a 30 s context ends them a second before its deadline, not three",
+			30 * time.Second, 0, time.Second},
 		{"an hour's context ends them one second before its deadline", time.Hour, 0, time.Second},
 		{"a longer ProbeTimeout changes nothing", 30 * time.Second, time.Hour, time.Second},
 		{"a context without a deadline gives the probes none", 0, 0, 0},
@@ -137,8 +138,11 @@ func TestProbeMarginIsATenthOfTheTimeLeftAtMostOneSecond(t *testing.T) {
 				calls <- call{deadline: deadline, at: time.Now()}
 				return response(r, http.StatusOK, answer(100), -1), nil
 			})
-			cfg := Config{Endpoints: named("a", "http://a.example"), Base: base, ProbeTimeout: tt.probeTimeout}
-			m := mustNew(t, cfg)
+			m := mustNew(t, Config{
+				Endpoints:    named("a", "http://a.example"),
+				Base:         base,
+				ProbeTimeout: tt.probeTimeout,
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			if tt.timeout > 0 {
 				ctx, cancel = context.WithTimeout(context.Background(), tt.timeout)
@@ -171,7 +175,7 @@ func TestCheckPublishesWhenAnyProbeSucceeds(t *testing.T) {
 	broken := newProvider(t, 100)
 	broken.on("eth_blockNumber", reply(http.StatusInternalServerError, ""))
 
-	t.Run("all succeed: nil error and a new snapshot, in which one that caught up is eligible again", func(t *testing.T) {
+	t.Run("all succeed: nil error, and one that caught up is eligible again", func(t *testing.T) {
 		m := mustNew(t, Config{Endpoints: named("good", good.URL, "lagging", lagging.URL), MaxLag: 3})
 		for _, height := range []uint64{90, 99} {
 			lagging.height.Store(height)
@@ -235,7 +239,11 @@ func TestCancelledCheckKeepsSnapshotAndCountsItsFailures(t *testing.T) {
 		}
 		return onceClosed(response(r, http.StatusOK, answer(100), -1), decided.Done), nil
 	})
-	eps := named("good", "http://good.example", "rejecting", "http://rejecting.example", "slow", "http://slow.example")
+	eps := named(
+		"good", "http://good.example",
+		"rejecting", "http://rejecting.example",
+		"slow", "http://slow.example",
+	)
 	m := mustNew(t, Config{Endpoints: eps, MaxLag: 3, Base: base})
 	if err := checkKeeping(t, m, ctx); !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Check = %v, want an error wrapping context.Canceled", err)
@@ -460,7 +468,8 @@ func TestReadsWhileChecksPublishSeeOneSnapshotWhole(t *testing.T) {
 			behind := j == i%2
 			lagging := e.Height == 90 && e.Lag == 10
 			leading := e.Height == 100 && e.Lag == 0
-			if e.ID != ids[j] || e.Eligible == behind || e.Err != nil || behind && !lagging || !behind && !leading {
+			asJudged := behind && lagging || !behind && leading
+			if e.ID != ids[j] || e.Eligible == behind || e.Err != nil || !asJudged {
 				return fmt.Sprintf("%s is not as Check %d left it", e.ID, i)
 			}
 		}
@@ -486,7 +495,8 @@ func TestReadsWhileChecksPublishSeeOneSnapshotWhole(t *testing.T) {
 					return
 				}
 				if before.Checked.Before(newest) || after.Checked.Before(before.Checked) {
-					t.Errorf("a reader read the Check of %s after that of %s", hms(after.Checked), hms(newest))
+					t.Errorf("a reader read the Check of %s after that of %s",
+						hms(after.Checked), hms(newest))
 					return
 				}
 				newest = after.Checked

@@ -45,8 +45,8 @@ func TestProbesArePostsToTheURLAsConfiguredThroughBase(t *testing.T) {
 			heights := p.count("eth_blockNumber")
 			chains := p.count("eth_chainId")
 			if heights != tt.heights || chains != tt.chains || p.total() != heights+chains {
-				t.Errorf("sent %d height probes, %d chain ID requests and %d in all; want %d, %d and no other",
-					heights, chains, p.total(), tt.heights, tt.chains)
+				t.Errorf("sent %d height probes, %d chain ID requests and %d in all; "+
+					"want %d, %d and no other", heights, chains, p.total(), tt.heights, tt.chains)
 			}
 			want := map[string]int{"/v3/key?apikey=k&x=1": tt.heights + tt.chains}
 			if uris := p.requestURIs(); !maps.Equal(uris, want) {
@@ -140,7 +140,8 @@ func TestStatusOtherThanOKFailsProbeOnceKeepingOnlyAJSONRPCError(t *testing.T) {
 		{name: "a redirect to an invalid escape", status: 302, location: "/v3/%zz", body: valid},
 		{name: "a redirect to an unclosed IPv6 host", status: 303, location: "http://[::1", body: valid},
 		{name: "a temporary redirect to a good provider", status: 307, location: good, body: valid},
-		{name: "a redirect to a host with a space", status: 308, location: "http://rpc example:port/", body: valid},
+		{name: "a redirect to a host with a space", status: 308, location: "http://rpc example:port/",
+			body: valid},
 		{name: "a redirect without a Location", status: 302, body: valid},
 
 		{name: "Infura's rate limit", status: 429, body: infura, rpc: limit},
@@ -172,7 +173,8 @@ func TestStatusOtherThanOKFailsProbeOnceKeepingOnlyAJSONRPCError(t *testing.T) {
 		{name: "no error", status: 503, body: `{"jsonrpc":"2.0","id":1,"result":"0x64"}`},
 		{name: "a null error", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":null}`},
 		{name: "an error that is a string", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":"-32005"}`},
-		{name: "an error without a code", status: 503, body: `{"jsonrpc":"2.0","id":1,"error":{"message":"x"}}`},
+		{name: "an error without a code", status: 503,
+			body: `{"jsonrpc":"2.0","id":1,"error":{"message":"x"}}`},
 		{name: "a code that is not an integer", status: 503,
 			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005.5,"message":"x"}}`},
 		{name: "a message that is not a string", status: 503,
@@ -263,8 +265,8 @@ var bodyCases = []bodyCase{
 	{name: "a body padded to 4096 bytes", length: unknownLength, padTo: maxBody},
 	{name: "a body padded to 4097 bytes", length: unknownLength, padTo: maxBody + 1,
 		want: "larger than 4096", is: ErrBadAnswer},
-	{name: "a body above the limit and short of its Content-Length of 1 GiB", length: oneGiB, padTo: maxBody + 1,
-		want: "larger than 4096", is: ErrBadAnswer},
+	{name: "a body above the limit and short of its Content-Length of 1 GiB",
+		length: oneGiB, padTo: maxBody + 1, want: "larger than 4096", is: ErrBadAnswer},
 	{name: "a body followed by endless white space", length: unknownLength, then: endlessSpaces,
 		want: "larger than 4096", is: ErrBadAnswer},
 	{name: "a body one byte longer than its Content-Length", length: oneByteLess,
@@ -382,13 +384,14 @@ func TestRetryAfterIsReadInEveryForm(t *testing.T) {
 		{name: "seconds in a 503", status: 503, retryAfter: "120", want: 2 * time.Minute},
 		{name: "the most seconds a Duration holds", retryAfter: "9223372036", want: 9223372036 * time.Second},
 		{name: "one second more than a Duration holds", retryAfter: "9223372037", want: math.MaxInt64},
-		{name: "more seconds than a uint64 holds", retryAfter: "99999999999999999999999", want: math.MaxInt64},
+		{name: "more seconds than a uint64 holds", retryAfter: "99999999999999999999999",
+			want: math.MaxInt64},
 		{name: "negative seconds", retryAfter: "-5", want: 0},
 		{name: "a fraction of seconds", retryAfter: "1.5", want: 0},
 		{name: "seconds with a unit", retryAfter: "60s", want: 0},
 		{name: "an IMF-fixdate a minute after the Date", retryAfter: oneMin, date: date, want: time.Minute},
-		{name: "an RFC 850 date 90 s after the Date", retryAfter: "Friday, 02-Jan-26 10:01:30 GMT", date: date,
-			want: 90 * time.Second},
+		{name: "an RFC 850 date 90 s after the Date", retryAfter: "Friday, 02-Jan-26 10:01:30 GMT",
+			date: date, want: 90 * time.Second},
 		{name: "an asctime date 2 min after the Date", retryAfter: "Fri Jan  2 10:02:00 2026", date: date,
 			want: 2 * time.Minute},
 		{name: "a date a minute after a Date in another form", retryAfter: oneMin,
@@ -396,8 +399,8 @@ func TestRetryAfterIsReadInEveryForm(t *testing.T) {
 		{name: "a date taken from the Date, not the Check's clock", retryAfter: oneMin,
 			date: "Fri, 02 Jan 2026 09:59:00 GMT", want: 2 * time.Minute},
 		{name: "a date without a Date, from the Check's clock", retryAfter: at1030, want: 30 * time.Second},
-		{name: "a date beside an unreadable Date, from the Check's clock", retryAfter: at1030, date: "yesterday",
-			want: 30 * time.Second},
+		{name: "a date beside an unreadable Date, from the Check's clock", retryAfter: at1030,
+			date: "yesterday", want: 30 * time.Second},
 		{name: "a date before the Date", retryAfter: "Fri, 02 Jan 2026 09:00:00 GMT", date: date, want: 0},
 		{name: "a date before the Check's clock", retryAfter: "Thu, 01 Jan 2026 10:00:00 GMT", want: 0},
 		{name: "a date too far ahead for a Duration", retryAfter: "Fri, 31 Dec 9999 23:59:59 GMT", date: date,
@@ -481,7 +484,8 @@ func TestChainIDIsAskedUntilConfirmed(t *testing.T) {
 				wantEligible(t, m, verdicts{"n": false, "good": true})
 				st := m.Status()
 				if st.Reference != 100 || st.Endpoints[0].Height != 0 || st.Endpoints[0].Err != errs["n"] {
-					t.Errorf("Check %d: Status %+v, want reference 100, and n with its error and no height", i, st)
+					t.Errorf("Check %d: Status %+v, want reference 100, and n with its error and no height",
+						i, st)
 				}
 			}
 			n.on("eth_chainId", nil)
@@ -592,7 +596,8 @@ func TestSwitchingProtocolsAnswerFailsAsItsStatus(t *testing.T) {
 			case <-time.After(time.Minute): // a guard against hanging, not a synchronisation
 				t.Fatal("the 101 answer still holds the Check after a minute")
 			}
-			if pe := probeErrors(t, err)["upgraded"]; pe == nil || !statusIs(http.StatusSwitchingProtocols)(pe) {
+			pe := probeErrors(t, err)["upgraded"]
+			if pe == nil || !statusIs(http.StatusSwitchingProtocols)(pe) {
 				t.Errorf("Check = %v, want the upgraded endpoint failed with HTTP status 101", err)
 			}
 			wantEligible(t, m, verdicts{"good": true, "upgraded": false})
@@ -606,7 +611,8 @@ func TestUserinfoGoesOutAsBasicAuth(t *testing.T) {
 	tests := []struct {
 		name, url, want string
 	}{
-		{"a URL's escaped user name and password go out decoded", "http://us%20er:p%40ss@a.example/", "us er:p@ss"},
+		{"a URL's escaped user name and password go out decoded", "http://us%20er:p%40ss@a.example/",
+			"us er:p@ss"},
 		{"a URL without them sends no Basic auth", "http://a.example/", ""},
 	}
 	for _, tt := range tests {
@@ -688,8 +694,11 @@ func TestCutOrLateAnswerFailsAsTimeout(t *testing.T) {
 				resp.Body = tt.body
 				return resp, nil
 			})
-			cfg := Config{Endpoints: named("a", "http://rpc.example/"), Base: base, ProbeTimeout: 50 * time.Millisecond}
-			pe, _ := probeOne(t, cfg)
+			pe, _ := probeOne(t, Config{
+				Endpoints:    named("a", "http://rpc.example/"),
+				Base:         base,
+				ProbeTimeout: 50 * time.Millisecond,
+			})
 			if !timedOut(pe) || errors.Is(pe, ErrBadAnswer) {
 				t.Errorf("probe error %v, want a timeout", pe)
 			}

@@ -58,7 +58,8 @@ var shapes = []shape{
 		[]string{"rpcuser", "p%26ss%3Cw%3Erd%22%5C1"}},
 	// Parts that url.URL writes otherwise than they were configured.
 	{"escaped userinfo", "http://u%3Av%3Bw:a%3Ab%3Bc@node.example:8545/", []string{"u%3Av%3Bw", "a%3Ab%3Bc"}},
-	{"escaped password", "http://rpcuser:p%40ss%26word@node.example:8545/", []string{"rpcuser", "p%40ss%26word"}},
+	{"escaped password", "http://rpcuser:p%40ss%26word@node.example:8545/",
+		[]string{"rpcuser", "p%40ss%26word"}},
 	{"raw non-ASCII path", "http://node.example/v1/\u00e90123456789",
 		[]string{"/v1/\u00e90123456789", "\u00e90123456789"}},
 	{"hex of either case", "http://node.example/v3/k%2fk%2Fk0123456789",
@@ -68,7 +69,8 @@ var shapes = []shape{
 	// Secrets that hold the marker, or part of it.
 	{"marker in a password", "http://u:%5Bredacted%5Dhunter2hunter2@m.example/",
 		[]string{"%5Bredacted%5Dhunter2hunter2"}},
-	{"marker's start in a path", "http://m.example/ab12345678[red", []string{"/ab12345678[red", "ab12345678[red"}},
+	{"marker's start in a path", "http://m.example/ab12345678[red",
+		[]string{"/ab12345678[red", "ab12345678[red"}},
 }
 
 // oracleForms lists the canonical forms of the secrets of sh, which no shown
@@ -213,7 +215,8 @@ var routes = []struct {
 		return response(r, http.StatusTooManyRequests, rpcErrorAnswer(-32005, echo), -1), nil
 	}},
 	{"a transport error's text", func(r *http.Request, echo string) (*http.Response, error) {
-		return nil, errors.New("net/http: HTTP/1.x transport connection broken: malformed MIME header line: " + echo)
+		const broken = "net/http: HTTP/1.x transport connection broken: malformed MIME header line: "
+		return nil, errors.New(broken + echo)
 	}},
 	{"a Base's *url.Error", func(r *http.Request, echo string) (*http.Response, error) {
 		return nil, &url.Error{Op: "Post", URL: r.URL.String(), Err: errors.New(echo)}
@@ -406,8 +409,10 @@ func visibleAt(text, form string) int {
 func TestIDBeyondASCIIIsReducedInMessagesOnly(t *testing.T) {
 	p := newProvider(t, 100)
 	p.on("eth_blockNumber", reply(http.StatusBadGateway, ""))
-	pe := probeErrors(t, check(mustNew(t, Config{Endpoints: named(`nœud "1"`, p.URL)})))[`nœud "1"`]
-	if want := `blocklag: endpoint "n??ud '1'": HTTP status 502`; pe.Error() != want || pe.Endpoint != `nœud "1"` {
+	const id = `nœud "1"`
+	pe := probeErrors(t, check(mustNew(t, Config{Endpoints: named(id, p.URL)})))[id]
+	want := `blocklag: endpoint "n??ud '1'": HTTP status 502`
+	if pe.Error() != want || pe.Endpoint != id {
 		t.Errorf("message %q for %q, want %q", pe, pe.Endpoint, want)
 	}
 }
@@ -490,7 +495,8 @@ func TestWhichPartsOfAURLAreSecrets(t *testing.T) {
 			baseFailure("app 7e2b9c04 unknown"), `"app [redacted] unknown"`},
 		{"a seven-byte part with digits is not", "https://rpc.example/v1/7e2b9c0",
 			baseFailure("app 7e2b9c0 unknown"), `"app 7e2b9c0 unknown"`},
-		{"an eight-byte part as written is, however short it reads decoded", "https://rpc.example/v1/%41%42c1",
+		{"an eight-byte part as written is, however short it reads decoded",
+			"https://rpc.example/v1/%41%42c1",
 			baseFailure("app ABc1 unknown"), `"app [redacted] unknown"`},
 		{"an eight-letter word is not", "https://rpc.example/arbitrum/v3",
 			baseFailure("arbitrum one"), `"arbitrum one"`},
@@ -580,7 +586,8 @@ func TestShownTextIsClippedAndMaskedWhole(t *testing.T) {
 			if allocated > 1<<20 {
 				t.Errorf("the Check allocated %d bytes, want at most 1 MiB", allocated)
 			}
-			if re := (*RPCError)(nil); errors.As(err, &re) && !strings.Contains(pe.Error(), `: "`+re.Message+`"`) {
+			var re *RPCError
+			if errors.As(err, &re) && !strings.Contains(pe.Error(), `: "`+re.Message+`"`) {
 				t.Errorf("RPCError.Message %q is not what the message %q shows", re.Message, pe)
 			}
 			if tt.key != "" {
@@ -656,12 +663,16 @@ func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 			}
 			var ne net.Error
 			if got := errors.As(pe, &ne); got != tt.netError || (got && ne.Timeout() != tt.timeout) {
-				t.Errorf("error %q: a net.Error found %v, want %v with Timeout %v", pe, got, tt.netError, tt.timeout)
+				t.Errorf("error %q: a net.Error found %v, want %v with Timeout %v",
+					pe, got, tt.netError, tt.timeout)
 			}
 			if tt.is == nil && errors.Is(pe, tt.err) {
 				t.Errorf("errors.Is finds the Base's own error in %q", pe)
 			}
-			if errors.As(pe, new(*net.OpError)) || errors.As(pe, new(fakeNetError)) || errors.As(pe, new(*url.Error)) {
+			baseOwn := errors.As(pe, new(*net.OpError)) ||
+				errors.As(pe, new(fakeNetError)) ||
+				errors.As(pe, new(*url.Error))
+			if baseOwn {
 				t.Errorf("errors.As finds one of the Base's own errors in %q", pe)
 			}
 		})
@@ -780,7 +791,8 @@ func FuzzShownTextShowsNoSecret(f *testing.F) {
 	const rest = "bcdef0123456789abcdef0123456789"
 	f.Add("admin", "p&ssKilo42=w0rd", "a"+rest, "98765432", "project \a"+rest+" unknown", uint8(0))
 	f.Add("", "", "u0026"+rest, "1", "key &"+rest, uint8(9))
-	f.Add("us er", "pa\"ss", "caf\u00e9-0123456789", "k%2Fk%2Fk%2Fk", `{"id":"caf\u00e9-0123456789"}`, uint8(7))
+	f.Add("us er", "pa\"ss", "caf\u00e9-0123456789", "k%2Fk%2Fk%2Fk", `{"id":"caf\u00e9-0123456789"}`,
+		uint8(7))
 	f.Add("a", "b", "x1b"+rest, "v w+x 12345678", "\x1b"+rest+" \xab"+rest, uint8(30))
 	f.Add("[redacted]", "[redacted]hunter2hunter2", "ab12345678[red", "0", "0", uint8(53))
 	f.Add("u", "p", "9aa3d95b3bc4"+rest, "x", "invalid project id %9aa3d95b3bc4"+rest, uint8(4))

@@ -203,7 +203,7 @@ func TestAdvancedMovesOnlyWithTheFront(t *testing.T) {
 			checkAt("10:00:10", 100, 100).wants("10:00:10", "10:00:10", "10:00:10"),
 			checkAt("10:00:05", 101, 101).wants("10:00:10", "10:00:10", "10:00:10"),
 		}},
-		{"while the provider that set the reference fails, another climbing toward it moves the front", 0, false, []step{
+		{"while the leader fails, another climbing toward its height moves the front", 0, false, []step{
 			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
 			checkAt("10:00:10", down, 100).wants("10:00:00", "10:00:00", "10:00:00"),
 			checkAt("10:00:20", down, 105).wants("10:00:20", "10:00:00", "10:00:20"),
@@ -368,7 +368,8 @@ func TestStatusFormsMatchTheirGoldenFiles(t *testing.T) {
 			var whole struct {
 				Endpoints []json.RawMessage `json:"endpoints"`
 			}
-			if err := json.Unmarshal(js, &whole); err != nil || len(whole.Endpoints) != len(tt.status.Endpoints) {
+			err = json.Unmarshal(js, &whole)
+			if err != nil || len(whole.Endpoints) != len(tt.status.Endpoints) {
 				t.Fatalf("the JSON form %s lists %d endpoints, the Status %d; %v",
 					js, len(whole.Endpoints), len(tt.status.Endpoints), err)
 			}
