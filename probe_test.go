@@ -269,6 +269,8 @@ var bodyCases = []bodyCase{
 		length: oneGiB, padTo: maxBody + 1, want: "larger than 4096", is: ErrBadAnswer},
 	{name: "a body followed by endless white space", length: unknownLength, then: endlessSpaces,
 		want: "larger than 4096", is: ErrBadAnswer},
+	{name: "a read error after 4097 bytes, which are as many as are read", length: unknownLength,
+		padTo: maxBody + 1, then: resetReader, want: "larger than 4096", is: ErrBadAnswer},
 	{name: "a body one byte longer than its Content-Length", length: oneByteLess,
 		want: "longer than its Content-Length", is: ErrBadAnswer},
 	{name: "a body whose Content-Length header says it is empty", length: unsetLength, header: "0",

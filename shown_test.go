@@ -523,6 +523,34 @@ func TestWhichPartsOfAURLAreSecrets(t *testing.T) {
 	}
 }
 
+// A URL's user name and password are a secret together, as
+// "user:password" (one stretch, not two with a ':' between) and as Basic
+// auth carries them, in standard and URL-safe base64, with and without
+// padding. The pair here gives base64 that differs between the two
+// alphabets and ends in padding.
+func TestUserNameAndPasswordAreASecretTogether(t *testing.T) {
+	const withUser = "http://node:k%3F%3E~1@rpc.example/" // node:k?>~1
+	tests := []shownCase{
+		{"the user name and password as written are one secret", withUser,
+			baseFailure("auth node:k%3F%3E~1 refused"), `"auth [redacted] refused"`},
+		{"the user name and password decoded are one secret", withUser,
+			baseFailure("auth node:k?>~1 refused"), `"auth [redacted] refused"`},
+		{"standard base64 with padding is a secret", withUser,
+			baseFailure("auth bm9kZTprPz5+MQ== refused"), `"auth [redacted] refused"`},
+		{"standard base64 without padding is a secret", withUser,
+			baseFailure("auth bm9kZTprPz5+MQ refused"), `"auth [redacted] refused"`},
+		{"URL-safe base64 with padding is a secret", withUser,
+			baseFailure("auth bm9kZTprPz5-MQ== refused"), `"auth [redacted] refused"`},
+		{"URL-safe base64 without padding is a secret", withUser,
+			baseFailure("auth bm9kZTprPz5-MQ refused"), `"auth [redacted] refused"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkShown(t, tt)
+		})
+	}
+}
+
 // A provider's value is clipped to 100 bytes and a transport error's text to
 // 300, as received, ending in "..."; a secret whose stretch begins within
 // them is masked whole, and neither "..." nor a number blocklag writes
