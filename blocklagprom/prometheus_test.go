@@ -132,8 +132,8 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		`pending BlocklagNeverPublished{chain="sepolia",severity="critical"}`,
 		`pending BlocklagProviderIneligible{chain="mainnet",provider="b",severity="warning"}`,
 		`pending BlocklagProviderIneligible{chain="mainnet",provider="c",severity="warning"}`,
-		`pending BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="critical"}`,
-		`pending BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="critical"}`,
+		`pending BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="warning"}`,
+		`pending BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="warning"}`,
 		`pending BlocklagProviderRateLimited{chain="sepolia",provider="b",reason="rate_limited",severity="warning"}`,
 	}
 	waitFor(t, "the alerts", func() (bool, string) {
