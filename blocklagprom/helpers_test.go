@@ -104,8 +104,9 @@ func (n *node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // probeTimeout bounds each probe of newMonitor's Monitors, so that a node that
 // hangs fails its probe as a timeout. A loopback answer takes far less,
-// also under the race detector with a dozen probes at once.
-const probeTimeout = time.Second
+// also under the race detector with a dozen probes at once on a busy
+// machine.
+const probeTimeout = 3 * time.Second
 
 // newMonitor returns a Monitor that requires mainnet, with MaxLag 3, over n
 // fake nodes whose IDs are "a", "b", "c" and so on.
