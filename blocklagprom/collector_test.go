@@ -56,7 +56,7 @@ type collectCase struct {
 	name   string
 	golden string
 	status blocklag.Status
-	stats  blocklag.Stats // zeroStats(status) when it has no endpoints
+	stats  blocklag.Stats // when it has no endpoints, zeroStats(status) instead
 }
 
 // collectCases are the Statuses and Stats of the tests that read the
@@ -143,8 +143,9 @@ var collectCases = func() []collectCase {
 	}
 }()
 
-// statsOf is tc's Stats: zeroStats of its Status unless it sets its own.
-func (tc collectCase) statsOf() blocklag.Stats {
+// collectedStats is the Stats the collector reads in tc: zeroStats of its
+// Status unless tc sets its own.
+func (tc collectCase) collectedStats() blocklag.Stats {
 	if tc.stats.Endpoints == nil {
 		return zeroStats(tc.status)
 	}
@@ -153,7 +154,7 @@ func (tc collectCase) statsOf() blocklag.Stats {
 
 // collector is the collector over tc's Status and Stats.
 func (tc collectCase) collector() prometheus.Collector {
-	return blocklagprom.CollectorOf(fixedMonitor{status: tc.status, stats: tc.statsOf()})
+	return blocklagprom.CollectorOf(fixedMonitor{status: tc.status, stats: tc.collectedStats()})
 }
 
 // The collector exports the Status and the Stats it reads as the golden
@@ -219,7 +220,7 @@ func TestGaugesAgreeWithTheMembersOfTheStatusJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			var reasons []string // the Stats' own, as the collector takes them
-			for r := range tc.statsOf().Endpoints[0].Failures {
+			for r := range tc.collectedStats().Endpoints[0].Failures {
 				reasons = append(reasons, string(r))
 			}
 

@@ -272,7 +272,7 @@ func TestEveryPanelOfTheVerdictsInForceSaysWhichPanelTellsAnOutage(t *testing.T)
 // the variables Grafana would put in and the job and instance of the
 // scrape, and fails when one is not valid PromQL, when a panel's targets
 // together find no series, or when a rate comes out zero; each panel is a
-// subtest named by its title. A rate needs two samples in its window, so
+// subtest named after its title. A rate needs two samples in its window, so
 // each panel is asked until it shows series, as Grafana's refresh would.
 func checkDashboard(t *testing.T, server prom, instance string) {
 	t.Helper()
@@ -290,7 +290,7 @@ func checkDashboard(t *testing.T, server prom, instance string) {
 		"$instance", instance,
 	)
 	for _, p := range dashboardPanels(t) {
-		t.Run(p.Title, func(t *testing.T) {
+		t.Run("the panel "+p.Title+" shows series", func(t *testing.T) {
 			var exprs []string
 			for _, q := range p.Targets {
 				expr := grafana.Replace(q.Expr)
