@@ -140,8 +140,8 @@ func reasonsOf(ss blocklag.Stats) []blocklag.Reason {
 // collectStatus sends the gauges that apply to st. Each gauge is present
 // exactly when Status's JSON form shows the member it mirrors, but for
 // ahead, which comes with the lag even at 0, and for up and the failure
-// reasons, which come with the latency; a test holds the collector to
-// this. The failure reasons are a state set: every reason, 1 for the one
+// reasons, which come with the latency, as
+// TestGaugesAgreeWithTheMembersOfTheStatusJSON checks. The failure reasons are a state set: every reason, 1 for the one
 // the provider failed with and 0 for the others.
 func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []blocklag.Reason) {
 	published := !st.Checked.IsZero()
