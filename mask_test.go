@@ -265,3 +265,34 @@ func (w *secretWalker) walk(path string, v reflect.Value) {
 		}
 	}
 }
+
+// TestQuotesAroundShownTextCannotCompleteASecret pins that the quotes
+// blocklag writes around a transport error's text are masked with it: a
+// password that ends or a user name that begins with a quote is not shown
+// by the error the ProbeError unwraps to either.
+func TestQuotesAroundShownTextCannotCompleteASecret(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		url       string
+		text      string // the Base's error
+		forbidden string // what no error of the chain may show
+	}{
+		{name: "a password that ends with a quote",
+			url: "http://admin:hunter2%22@rpc.example/", text: "login as hunter2", forbidden: `hunter2"`},
+		{name: "a user name that begins with a quote",
+			url: "http://%22rpcadmin:pw@rpc.example/", text: "rpcadmin refused", forbidden: `"rpcadmin`},
+		{name: "a password that ends with an apostrophe",
+			url: "http://admin:hunter2%27@rpc.example/", text: "login as hunter2", forbidden: `hunter2"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) {
+				return nil, errors.New(tt.text)
+			})
+			err := check(mustNew(t, Config{Endpoints: named("a", tt.url), Base: base}))
+			if err == nil {
+				t.Fatal("Check succeeded; want the Base's error")
+			}
+			assertShowsNone(t, err, tt.forbidden)
+		})
+	}
+}
