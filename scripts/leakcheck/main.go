@@ -126,8 +126,8 @@ func check(program string, args []string, w io.Writer) error {
 	healthy := ps.urlOf("healthy")
 	keyed := ps.urlOf("keyed-a")
 	scenarios := []scenario{
-		{name: "every provider", reader: "healthy", env: list(ps.list("healthy", "rejecting", "keyed-rejecting",
-			"refusing", "hangup", "hung", "redirecting", "keyed-a"))},
+		{name: "every provider", reader: "healthy", env: list(ps.list("healthy", "rejecting",
+			"keyed-rejecting", "refusing", "hangup", "hung", "redirecting", "keyed-a"))},
 		{name: "only the one that rejects the key", env: list(ps.list("rejecting"))},
 		{name: "only the one that rejects its user:password@", env: list(ps.list("keyed-rejecting"))},
 		{name: "only the one that refuses connections", env: list(ps.list("refusing"))},
@@ -136,7 +136,8 @@ func check(program string, args []string, w io.Writer) error {
 		{name: "only the one that redirects", env: list(ps.list("redirecting"))},
 		// Reads go to the first eligible provider, so each order sends
 		// them somewhere else, with and without user:password@.
-		{name: "user:password@ first, answering", env: list(ps.list("keyed-a", "healthy")), reader: "keyed-a"},
+		{name: "user:password@ first, answering", env: list(ps.list("keyed-a", "healthy")),
+			reader: "keyed-a"},
 		{name: "user:password@ first, lagging", env: list(ps.list("keyed-behind", "healthy", "keyed-a")),
 			reader: "healthy"},
 		{name: "user:password@ first, lagging, another next",
@@ -157,7 +158,8 @@ func check(program string, args []string, w io.Writer) error {
 		{name: "URLs without names", env: list(healthy + " " + keyed), refused: howToWrite},
 		{name: "a URL with user:password@ and no name", env: list(keyed), refused: howToWrite},
 		{name: "commas between entries", env: list("a=" + healthy + ",b=" + keyed), refused: howToWrite},
-		{name: "commas and spaces between entries", env: list("a=" + healthy + ", b=" + keyed), refused: howToWrite},
+		{name: "commas and spaces between entries", env: list("a=" + healthy + ", b=" + keyed),
+			refused: howToWrite},
 		{name: "a name holding '/'", env: list("mainnet/a=" + healthy), refused: howToWrite},
 		{name: "a name holding ':'", env: list("eth:a=" + keyed), refused: howToWrite},
 		{name: "a name holding '?'", env: list("a?=" + keyed), refused: howToWrite},
@@ -195,7 +197,8 @@ func check(program string, args []string, w io.Writer) error {
 		wrong, reads := ps.wire.take()
 		note(&wire, sc.name, wrong)
 		if sc.reader != "" && (reads[sc.reader] == 0 || !run.read) {
-			note(&wire, sc.name, []string{fmt.Sprintf("no read served by %s (reads received: %v)", sc.reader, reads)})
+			missed := fmt.Sprintf("no read served by %s (reads received: %v)", sc.reader, reads)
+			note(&wire, sc.name, []string{missed})
 		}
 		if sc.refused != nil {
 			if why := refusal(run, sc.refused, sc.env); why != "" {
@@ -217,24 +220,27 @@ func check(program string, args []string, w io.Writer) error {
 
 	var failures []string
 	if len(leaked) > 0 {
-		failures = append(failures, "the program printed pieces of keys:\n"+strings.Join(leaked, "\n"))
+		failures = append(failures, "the program printed pieces of keys:")
+		failures = append(failures, leaked...)
 	}
 	if len(wire) > 0 {
-		failures = append(failures,
-			"providers received another's secrets, or lacked their own:\n"+strings.Join(wire, "\n"))
+		failures = append(failures, "providers received another's secrets, or lacked their own:")
+		failures = append(failures, wire...)
 	}
 	if len(refused) > 0 {
-		failures = append(failures,
-			"mistyped variables were not refused with one line saying what to write:\n"+strings.Join(refused, "\n"))
+		failures = append(failures, "mistyped variables were not refused in one line saying what to write:")
+		failures = append(failures, refused...)
 	}
 	if len(noisy) > 0 {
-		failures = append(failures, "a provider's failure was not logged once:\n"+strings.Join(noisy, "\n"))
+		failures = append(failures, "a provider's failure was not logged once:")
+		failures = append(failures, noisy...)
 	}
 	if len(failures) > 0 {
 		return errors.New(strings.Join(failures, "\n"))
 	}
-	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed; every provider received "+
-		"its own credentials and nothing of another's; every mistyped variable refused in one line; "+
+	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed; "+
+		"every provider received its own credentials and nothing of another's; "+
+		"every mistyped variable refused in one line; "+
 		"a provider refusing connections logged once, and once when it recovered")
 	return nil
 }
@@ -395,7 +401,8 @@ func recovery(program string, args []string, ps *providers) (out []byte, noisy [
 		if err := change(); err != nil {
 			return 0, err
 		}
-		err := ps.events.waitUntil(ctx, func() bool { return ps.wire.count("healthy") >= from+recoveryChecks })
+		enough := func() bool { return ps.wire.count("healthy") >= from+recoveryChecks }
+		err := ps.events.waitUntil(ctx, enough)
 		if err != nil {
 			return 0, fmt.Errorf("%d checks %s: %v", recoveryChecks, name, err)
 		}
@@ -410,8 +417,8 @@ func recovery(program string, args []string, ps *providers) (out []byte, noisy [
 		return ps.events.lines.text(), nil, err
 	}
 	if refusing != 1 {
-		noisy = append(noisy, fmt.Sprintf("%d lines named it while it refused connections for %d checks, want 1",
-			refusing, recoveryChecks))
+		noisy = append(noisy, fmt.Sprintf(
+			"%d lines named it while it refused connections for %d checks, want 1", refusing, recoveryChecks))
 	}
 	if recovered != 1 {
 		noisy = append(noisy, fmt.Sprintf("%d lines named it in the %d checks after it recovered, want 1",
@@ -632,8 +639,8 @@ func (wi *wire) receive(name string, r *http.Request) {
 			for _, secret := range secrets {
 				for _, v := range values {
 					if pieceOf(v, secret) != "" {
-						wi.wrong = append(wi.wrong, fmt.Sprintf("%s received a piece of a secret of %s in its %s header",
-							name, other, header))
+						wi.wrong = append(wi.wrong, fmt.Sprintf(
+							"%s received a piece of a secret of %s in its %s header", name, other, header))
 					}
 				}
 			}
@@ -719,7 +726,8 @@ func startProviders() *providers {
 	ev := &events{more: make(chan struct{})}
 	ev.lines = &lines{events: ev, done: make(chan struct{})}
 	close(ev.lines.done)
-	wi := &wire{events: ev, own: map[string]creds{}, secrets: map[string][]string{}, whose: map[string]string{}}
+	wi := &wire{events: ev, own: map[string]creds{}, secrets: map[string][]string{},
+		whose: map[string]string{}}
 	wi.reset()
 	ps := &providers{urls: map[string]string{}, wire: wi, events: ev}
 	add := func(name, base, pathPrefix string) {
@@ -784,8 +792,9 @@ func startProviders() *providers {
 		user, password, _ := r.BasicAuth()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"invalid key in %s (%s; %s:%s)"}}`,
+		message := fmt.Sprintf("invalid key in %s (%s; %s:%s)",
 			r.URL.RequestURI(), r.Header.Get("Authorization"), user, password)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":%q}}`, message)
 	}
 	serve("rejecting", "/v2/", reject)
 	serve("keyed-rejecting", "/v2/", reject)

@@ -221,7 +221,8 @@ func every(ctx context.Context, interval time.Duration, f func(context.Context))
 func dial(ctx context.Context, firstURL string, transport http.RoundTripper) (*ethclient.Client, error) {
 	u, err := url.Parse(firstURL)
 	if err != nil {
-		return nil, errors.New("the first provider's URL does not parse") // not reached: blocklag.New parsed it
+		// Not reached: blocklag.New has parsed it. url's error would quote it.
+		return nil, errors.New("the first provider's URL does not parse")
 	}
 	readURL := url.URL{Scheme: u.Scheme, Host: u.Host}
 	httpClient := &http.Client{
