@@ -1,27 +1,30 @@
 // Package blocklag tells which Ethereum JSON-RPC providers lag behind the
 // others, so that a failnext transport can skip them.
 //
-// A [Monitor]'s [Monitor.Check] asks every provider for its latest block and
-// takes the highest height (see [Config.Quorum]) as the reference: a provider
-// is eligible when it answered and is at most [Config.MaxLag] below it. The
-// Check publishes these verdicts, which [Monitor.Eligible] answers from:
+// [Monitor.Check] asks every provider for its latest block and takes the
+// highest height as the reference ([Config.Quorum] can change that). A
+// provider is eligible when it answered and is at most [Config.MaxLag]
+// blocks below the reference. [Monitor.Eligible] answers from the verdicts
+// that the last Check published, and plugs into failnext as it is:
 //
 //	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
 //
-// Until a Check publishes, the Monitor is fail-open: every provider is
-// eligible. [Monitor.Status] shows what verdicts rest on, [Monitor.Stats]
-// what every Check did.
+// Until a Check publishes, every provider is eligible. [Monitor.Status]
+// shows what the verdicts rest on, and [Monitor.Stats] what every Check did.
 //
 // # Probes
 //
 // A probe POSTs {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
-// (and eth_chainId, until [Config.ChainID] is confirmed) through [Config.Base]
-// to the URL as configured, with JSON Content-Type and Accept, Accept-Encoding
-// identity, User-Agent failnext-blocklag and Basic auth from the userinfo. It
-// needs status 200 and at most 4096 bytes, as many as any Content-Length says,
-// of one JSON object: "jsonrpc" "2.0", "id" 1, no error, and a "result" of "0x"
-// and 1 to 16 lowercase hex digits, no leading zero. Nothing is redirected or
-// retried. Under a deadline, probes time out a tenth of the time left (at most 1 s) before it.
+// through [Config.Base] to the URL exactly as configured, with Content-Type
+// and Accept application/json, Accept-Encoding identity, a User-Agent of
+// failnext-blocklag and Basic auth from the URL's user name and password.
+// With [Config.ChainID] set, it also asks eth_chainId until the provider
+// confirms the chain. The answer must have status 200, at most 4096 bytes
+// (as many as its Content-Length says) and one JSON object with "jsonrpc"
+// "2.0", "id" 1, no error, and a "result" of "0x" and 1 to 16 lowercase hex
+// digits without a leading zero. No redirect is followed and nothing is
+// retried. When the Check's context has a deadline, probes end a tenth of
+// the time left before it, at most a second, so that the Check can publish.
 package blocklag
 
 import (
@@ -37,7 +40,7 @@ import (
 )
 
 // Monitor compares the heights of a fixed set of providers. Its methods are
-// safe for concurrent use; on one not made by [New], they do nothing.
+// safe for concurrent use. On a Monitor not made by [New] they do nothing.
 type Monitor struct {
 	// Set by New and read-only afterwards.
 	endpoints    []endpoint
@@ -99,16 +102,17 @@ func New(cfg Config) (*Monitor, error) {
 
 var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
-// Check probes every provider at once and returns, once all have ended:
+// Check probes every provider at once and, once all probes have ended:
 //
-//   - ctx is done: nothing is published; an error, no *CheckError, matches ctx.Err();
-//   - every probe failed: nothing is published; a *CheckError holds them all;
+//   - ctx is done: it publishes nothing and returns ctx's error, wrapped;
+//   - every probe failed: it publishes nothing; a *CheckError holds them all;
 //   - some failed: it publishes, those ineligible; a *CheckError holds theirs;
 //   - none failed: it publishes and returns nil.
 //
-// A *CheckError with a timed-out probe matches context.DeadlineExceeded
-// too: try [errors.As] first. Checks run one at a time, a waiting one
-// cancellable through ctx.
+// Only the first case returns an error that is not a *CheckError. A
+// *CheckError with a timed-out probe matches context.DeadlineExceeded too,
+// so try [errors.As] first. Checks run one at a time; one waiting for its
+// turn gives up when ctx ends.
 func (m *Monitor) Check(ctx context.Context) error {
 	if m == nil || m.running == nil {
 		return errNotNew
@@ -202,9 +206,10 @@ func withinCheckTime(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithDeadlineCause(ctx, deadline.Add(-margin), cause)
 }
 
-// Eligible reports the verdict on this ID in the snapshot in force (never
-// true for an ID not configured), with no I/O, lock or allocation. Two calls
-// of one failnext request may read two snapshots if a Check publishes between.
+// Eligible reports the verdict on id in the snapshot in force, and false for
+// an ID not configured. It does no I/O, takes no lock and allocates nothing.
+// Two calls, even within one failnext request, may read two snapshots when a
+// Check publishes between them.
 func (m *Monitor) Eligible(id failnext.EndpointID) bool {
 	if m == nil {
 		return false

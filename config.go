@@ -12,25 +12,26 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
-// Config is the providers a [Monitor] compares, and options off at zero.
+// Config lists the providers a [Monitor] compares. Every option is off at
+// its zero value.
 type Config struct {
-	Endpoints []failnext.Endpoint // as given to failnext.Config; New copies the slice
+	Endpoints []failnext.Endpoint // the list given to failnext.Config; New copies it
 	MaxLag    uint64              // how many blocks below the reference an eligible provider may be
-	// Base sends the probes (nil: [http.DefaultTransport]) to their URLs, ending
-	// each with its context. Never failnext, which would measure another provider
-	// under this ID; a Clone of http.DefaultTransport keeps its dial timeouts.
+	// Base sends the probes; nil means [http.DefaultTransport]. It must send
+	// each probe to its URL and end it with its context, and not be failnext,
+	// which would measure another provider. Clone http.DefaultTransport.
 	Base http.RoundTripper
-	// ProbeTimeout bounds each probe; one that runs out fails as a timeout and
-	// the others stand. Below a provider's usual latency it flaps.
+	// ProbeTimeout bounds each probe. A probe that runs out fails as a
+	// timeout, and the other probes' results stand.
 	ProbeTimeout time.Duration
-	// Quorum, above one, makes the reference the Quorum-th highest height (the
-	// lowest, when fewer probes succeed), so that one provider far ahead cannot
-	// make the others ineligible. It stays eligible with lag 0 unless MaxAhead
-	// leaves it out; ChainID is what keeps out another chain.
+	// Quorum, above one, makes the reference the Quorum-th highest height,
+	// or the lowest when fewer probes succeed, so that one provider far
+	// ahead cannot make the others ineligible. That provider stays eligible
+	// unless MaxAhead leaves it out.
 	Quorum   int
 	MaxAhead uint64 // with Quorum above one, how far above the reference an eligible provider may be
-	// ChainID is the chain every provider must serve (1: Ethereum mainnet): a
-	// height counts once its provider has answered eth_chainId with it.
+	// ChainID is the chain every provider must serve (1 is Ethereum mainnet):
+	// a height counts once its provider has answered eth_chainId with it.
 	ChainID uint64
 }
 
@@ -66,7 +67,8 @@ func (cfg *Config) validate() ([]endpoint, error) {
 			return nil, fmt.Errorf("blocklag: endpoint %d: ID %q holds a character that is not printable "+
 				"or not valid UTF-8; IDs reach logs, JSON and metric labels as they are", i, ep.ID)
 		case dup:
-			return nil, fmt.Errorf("blocklag: endpoint %d (%q): ID already used by endpoint %d", i, ep.ID, first)
+			return nil, fmt.Errorf("blocklag: endpoint %d (%q): ID already used by endpoint %d",
+				i, ep.ID, first)
 		}
 		seen[ep.ID] = i
 		if err := checkURL(ep.URL); err != nil {

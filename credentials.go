@@ -2,23 +2,18 @@ package blocklag
 
 import "net/http"
 
-// OwnCredentials returns a RoundTripper for [failnext.Config.Base] that
-// sends every attempt with its own endpoint's credentials and no other's.
-// failnext sends each attempt to the whole URL of the endpoint it picks but
-// keeps the request's headers from one endpoint to the next, so without it
-// an Authorization or Referer made from one provider's URL would reach
-// another provider.
+// OwnCredentials returns a failnext Config.Base that sends each attempt with
+// its own endpoint's credentials only. failnext keeps a request's headers
+// when it moves to another endpoint, so an Authorization or Referer made
+// from one provider's URL would otherwise reach the next provider.
 //
-// For each attempt it sends a clone of the request without any
-// Authorization or Referer header, and with Basic auth from the attempt's
-// URL when that URL holds a user name or password. Proxy-Authorization
-// stays, the request it is handed is left as it was, and nothing else
-// changes. A nil base means [http.DefaultTransport].
-//
-// Give the application's http.Client a URL that holds no key, such as the
-// first endpoint's scheme and host alone: failnext replaces the whole
-// destination of every attempt anyway, and then no error text, Referer or
-// trace of the application's can show a key.
+// Each attempt goes to base (nil: [http.DefaultTransport]) as a clone of the
+// request without Authorization or Referer, with Basic auth from the
+// attempt's URL when it holds a user name or password. Proxy-Authorization
+// stays, and the request it is handed is left as it was. Since failnext
+// replaces the whole destination of every attempt, the application's
+// requests can use a URL that holds no key, such as the first endpoint's
+// scheme and host, so that no error, Referer or trace of its own shows one.
 func OwnCredentials(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport

@@ -30,9 +30,8 @@ import (
 type ProbeError struct {
 	Endpoint failnext.EndpointID // the provider whose probe failed
 	// Err wraps a [*StatusError], [*RPCError], [*ChainIDError] or
-	// [ErrBadAnswer] for an answer amiss. An error of the Base is never
-	// kept: Err then wraps only stand-ins for the standard errors that its
-	// chain matched, such as [context.DeadlineExceeded].
+	// [ErrBadAnswer], or stand-ins for the standard errors, such as
+	// [context.DeadlineExceeded], that an error of the Base matched.
 	Err error
 	msg string // the finished text; "" in one built by hand
 }
@@ -76,7 +75,7 @@ func (e *ProbeError) Reason() Reason {
 // CheckError is what [Monitor.Check] returns whenever a probe failed.
 type CheckError struct {
 	Errors    []*ProbeError // one per failed endpoint, in configured order
-	Published bool          // whether the Check published: whether a probe succeeded
+	Published bool          // whether the Check published, which it does when a probe succeeded
 	probes    int           // how many endpoints the Check probed; 0 in one built by hand
 	msg       string        // the finished text; "" in one built by hand
 }
@@ -130,13 +129,11 @@ func (e *CheckError) Unwrap() []error {
 type StatusError struct {
 	StatusCode int
 	// RetryAfter is the answer's Retry-After: its seconds, or its HTTP-date
-	// less the answer's Date (else the Check's clock). It is 0 when absent,
-	// unreadable or past, and never negative.
+	// less the answer's Date, else the Check's clock. It is 0 when absent,
+	// unreadable or past.
 	RetryAfter time.Duration
-	// RPC is the JSON-RPC 2.0 error object that the body held (with id 1
-	// or null), shown as any RPCError is; nil when there was none.
-	RPC *RPCError
-	msg string // the finished text; "" in one built by hand
+	RPC        *RPCError // the JSON-RPC error object in the body (id 1 or null), or nil
+	msg        string    // the finished text; "" in one built by hand
 }
 
 // Error reads `HTTP status 429: RPC error -32005: "limit exceeded", retry

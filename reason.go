@@ -10,28 +10,18 @@ import (
 // Reason is a kind of probe failure, fit for a metric label.
 type Reason string
 
-// The kinds of probe failure. A failure has the first one listed that it
-// matches; only codes decide, never text.
+// The kinds of probe failure. A failure has the first one listed that its
+// codes match, never its text. An RPC error counts as rate limited also
+// inside a StatusError of another status.
 const (
-	// ReasonRateLimited is HTTP 429, or an RPC error with code 429 or -32005
-	// (limit exceeded), also inside a StatusError of another status.
-	ReasonRateLimited Reason = "rate_limited"
-	// ReasonUnauthorized is HTTP 401, 402 or 403.
-	ReasonUnauthorized Reason = "unauthorized"
-	// ReasonHTTPStatus is any other HTTP status but 200, redirects included.
-	ReasonHTTPStatus Reason = "http_status"
-	// ReasonRPCError is any other JSON-RPC error.
-	ReasonRPCError Reason = "rpc_error"
-	// ReasonWrongChain is a [*ChainIDError].
-	ReasonWrongChain Reason = "wrong_chain"
-	// ReasonBadAnswer is an answer that matches [ErrBadAnswer].
-	ReasonBadAnswer Reason = "bad_answer"
-	// ReasonTimeout is context.DeadlineExceeded, or a net.Error whose Timeout
-	// is true.
-	ReasonTimeout Reason = "timeout"
-	// ReasonTransport is anything else: dial, TLS, a cut connection, a Base's
-	// own error.
-	ReasonTransport Reason = "transport"
+	ReasonRateLimited  Reason = "rate_limited" // HTTP 429, or an RPC error with code 429 or -32005
+	ReasonUnauthorized Reason = "unauthorized" // HTTP 401, 402 or 403
+	ReasonHTTPStatus   Reason = "http_status"  // any other HTTP status but 200, redirects included
+	ReasonRPCError     Reason = "rpc_error"    // any other JSON-RPC error
+	ReasonWrongChain   Reason = "wrong_chain"  // a [*ChainIDError]
+	ReasonBadAnswer    Reason = "bad_answer"   // an answer that matches [ErrBadAnswer]
+	ReasonTimeout      Reason = "timeout"      // a deadline, or a net.Error whose Timeout is true
+	ReasonTransport    Reason = "transport"    // anything else: dial, TLS, a cut connection, a Base's error
 )
 
 // reasonRules decides the Reason of a probe's failure: the first rule that

@@ -1,15 +1,13 @@
 package blocklag
 
-// Redact returns an error that shows err's text as a probe's transport
-// error is shown: every endpoint's secrets masked, reduced to the alphabet
-// that [ProbeError] states, and clipped to 300 bytes. Use it on the errors
-// of the application's own reads before logging them: a provider may echo
-// its key in an answer's body, and go-ethereum's errors print that body.
-//
-// The error unwraps only to stand-ins for the standard errors that err's
-// chain matched, such as [context.DeadlineExceeded], never to err itself.
-// Redact returns nil for a nil err. On a nil Monitor, or one not made by
-// [New], it reduces and clips the text but knows no secret to mask.
+// Redact returns err with its text shown as a [ProbeError] shows a transport
+// error: every endpoint's secrets masked, in the alphabet, clipped to 300
+// bytes. Pass the errors of the application's reads through it before they
+// are logged: a provider may echo its key in an answer, and go-ethereum's
+// errors print the answer's body. The result unwraps only to stand-ins for
+// the standard errors in err's chain, such as [context.DeadlineExceeded].
+// Redact returns nil for nil, and on a Monitor not made by [New] masks
+// nothing.
 func (m *Monitor) Redact(err error) error {
 	if err == nil {
 		return nil

@@ -12,7 +12,7 @@ import (
 type snapshot struct {
 	eligible map[failnext.EndpointID]bool // every configured ID: Eligible's one lookup
 	status   Status                       // the same verdicts, in configured order; Status hands out copies
-	highest  []highWater                  // each endpoint's high-water mark, which the next Check compares with
+	highest  []highWater                  // each endpoint's high-water mark, for the next Check
 }
 
 // highWater is the highest height one endpoint has reported in the

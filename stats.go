@@ -46,8 +46,7 @@ func (m *Monitor) Stats() Stats {
 	return st
 }
 
-// LogValue logs the members of the JSON form, each endpoint as a group keyed
-// by its ID.
+// LogValue logs the JSON form's members, each endpoint a group keyed by ID.
 func (s Stats) LogValue() slog.Value {
 	eps := make([]slog.Attr, len(s.Endpoints))
 	for i, e := range s.Endpoints {

@@ -13,44 +13,26 @@ import (
 // pages. Until a Check publishes, only MaxLag and each endpoint's ID and
 // verdict are set.
 type Status struct {
-	// Checked is when the Check that published the snapshot finished
-	// probing. It is zero until a Check publishes.
-	Checked time.Time
-	// Reference is the height that lag was measured from.
-	Reference uint64
-	// MaxLag is Config.MaxLag, the rule the verdicts follow.
-	MaxLag uint64
+	Checked   time.Time // when the Check that published it finished probing; zero until one does
+	Reference uint64    // the height that lag was measured from
+	MaxLag    uint64    // Config.MaxLag, the rule the verdicts follow
 	// Advanced is when the front last moved: the Checked time of the latest
-	// Check whose reference rose, with some endpoint at a new high of its
-	// own at or above it. It never moves back. While the endpoint that set
-	// the reference fails, another one climbing toward where it was moves
-	// it too.
-	Advanced time.Time
-	// Endpoints holds one EndpointStatus per endpoint, in configured order.
-	Endpoints []EndpointStatus
+	// Check whose reference rose with an endpoint at a new high of its own at
+	// or above it, which one climbing back to a failed leader's height does.
+	Advanced  time.Time
+	Endpoints []EndpointStatus // one per endpoint, in configured order
 }
 
 // EndpointStatus is one endpoint's part of a Status.
 type EndpointStatus struct {
-	ID failnext.EndpointID
-	// Eligible is what Eligible(ID) answers from the same snapshot.
-	Eligible bool
-	// Height is the height the endpoint reported; 0 when its probe failed.
-	Height uint64
-	// Lag is how many blocks Height is below the reference, or 0.
-	Lag uint64
-	// Ahead is how many blocks Height is above the reference, or 0.
-	Ahead uint64
-	// Err is the endpoint's *ProbeError, shared with the Check's error and
-	// not to be modified, or nil when its probe succeeded.
-	Err error
-	// Latency is how long its probe took, both requests when it also asked
-	// for the chain ID.
-	Latency time.Duration
-	// Advanced is the Checked time of the latest Check in which the
-	// endpoint reported a height above every height it reported before.
-	// It stays while the endpoint fails.
-	Advanced time.Time
+	ID       failnext.EndpointID
+	Eligible bool          // what Eligible(ID) answers from the same snapshot
+	Height   uint64        // the height it reported; 0 when its probe failed
+	Lag      uint64        // how many blocks Height is below the reference, or 0
+	Ahead    uint64        // how many blocks Height is above the reference, or 0
+	Err      error         // its *ProbeError, shared with the Check's error; nil when it answered
+	Latency  time.Duration // how long its probe took, with the chain ID request if it sent one
+	Advanced time.Time     // the Checked time of its latest height above all its earlier ones
 }
 
 // Reason is the [Reason] of Err, or "" when Err is nil.
@@ -83,9 +65,12 @@ func (m *Monitor) Status() Status {
 
 // MarshalJSON writes these members, in this order:
 //
-//	{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[
-//	 {"id":"a","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,"advanced":"2026-01-02T10:00:00Z"},
-//	 {"id":"b","eligible":false,"latency_seconds":0.3,"reason":"http_status","error":"blocklag: endpoint \"b\": HTTP status 503"}]}
+//	{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,
+//	 "advanced":"2026-01-02T10:00:00Z","endpoints":[
+//	  {"id":"a","eligible":true,"height":110,"lag":0,"latency_seconds":0.012,
+//	   "advanced":"2026-01-02T10:00:00Z"},
+//	  {"id":"b","eligible":false,"latency_seconds":0.3,"reason":"http_status",
+//	   "error":"blocklag: endpoint \"b\": HTTP status 503"}]}
 //
 // checked, reference and latency_seconds are there once a Check has
 // published; height and lag when the endpoint's probe succeeded, even at 0;
@@ -109,10 +94,9 @@ func (s Status) json() statusJSON {
 	return out
 }
 
-// MarshalJSON writes one endpoint as [Status.MarshalJSON] writes it in the
-// Status it came from. Alone, it counts as probed by a published Check when
-// it has an error or has advanced, which holds for every EndpointStatus that
-// [Monitor.Status] returns: a probe that succeeds always counts a height.
+// MarshalJSON writes one endpoint as [Status.MarshalJSON] does in its
+// Status. It was probed by a published Check when it has an error or has
+// advanced: a probe that succeeds always counts its first height.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
 	probed := e.Err != nil || !e.Advanced.IsZero()
 	return json.Marshal(e.json(probed))
@@ -168,8 +152,8 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 	return out
 }
 
-// LogValue logs the members of the JSON form, under the same rules, each
-// endpoint as a group keyed by its ID, as in status.endpoints.primary.lag.
+// LogValue logs the JSON form's members, each endpoint a group keyed by its
+// ID: status.endpoints.primary.lag.
 func (s Status) LogValue() slog.Value {
 	j := s.json()
 	var attrs []slog.Attr
