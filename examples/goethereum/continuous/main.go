@@ -45,8 +45,9 @@ const (
 	maxNameLen   = 16              // bytes in a provider's name, so that every log line fits 200 bytes
 )
 
-// How many bytes of an error's text a log line shows: the rest of the line
-// leaves that much room within 200 bytes.
+// How many bytes of an error's text a line shows, so that every line fits
+// in 200 bytes, its date and time included: what else a line holds leaves
+// this much room (verdicts_test.go checks the longest lines).
 const (
 	probeErrWidth = 80
 	readErrWidth  = 150
@@ -80,7 +81,7 @@ func main() {
 // errList says how to write ETH_RPC_URLS. It shows no part of a list
 // written wrong: that would show a URL, and a URL holds a key.
 var errList = errors.New("write ETH_RPC_URLS='a=https://... b=https://...': name=URL pairs, " +
-	"spaces between, names of up to 16 letters, digits, '.', '-' or '_'")
+	"spaces between, names of up to " + strconv.Itoa(maxNameLen) + " letters, digits, '.', '-' or '_'")
 
 // endpointsFromEnv returns the providers that ETH_RPC_URLS lists, or the
 // two that ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL give, named primary
