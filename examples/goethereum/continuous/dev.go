@@ -13,6 +13,7 @@ import (
 	"flag"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/yermakovsa/failnext-blocklag/examples/goethereum/internal/devnet"
@@ -74,10 +75,15 @@ func endDemo() {
 	}
 }
 
-// startDev starts the demo's dev nodes: a primary that seals a block every
-// 4 seconds and a backup that seals one every second and stops after 20.
-func startDev(string) error {
-	if demoEnd.dev {
+// startDev starts the demo's dev nodes, unless value is false (-dev=false):
+// a primary that seals a block every 4 seconds and a backup that seals one
+// every second and stops after 20.
+func startDev(value string) error {
+	on, err := strconv.ParseBool(value)
+	if err != nil {
+		return err
+	}
+	if !on || demoEnd.dev {
 		return nil
 	}
 	demo, err := devnet.StartDemo(backupStopsAfter)

@@ -41,3 +41,30 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 	})
 	stop()
 }
+
+// -dev-duration takes a duration of zero or more, and nothing else.
+func TestDemoDurationFlag(t *testing.T) {
+	tests := []struct {
+		name  string
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"a minute and a half", "90s", 90 * time.Second, true},
+		{"zero, to run until Ctrl-C", "0", 0, true},
+		{"a negative duration", "-1s", 0, false},
+		{"not a duration", "soon", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := demoTimer{}
+			err := d.Set(tt.value)
+			if (err == nil) != tt.ok || tt.ok && d.after != tt.want {
+				t.Errorf("Set(%q) = %v, after %v; want ok %v, after %v", tt.value, err, d.after, tt.ok, tt.want)
+			}
+			if d.timer != nil {
+				t.Errorf("Set(%q) started a timer before -dev started the demo", tt.value)
+			}
+		})
+	}
+}
