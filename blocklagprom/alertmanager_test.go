@@ -16,21 +16,21 @@ const alertmanagerFile = "alertmanager.yml"
 
 // A real Alertmanager, loaded with the shipped alertmanager.yml as it is,
 // holds the alerts that the shipped rules raise in these incidents, and
-// suppresses what a rejected key explains and nothing else, but for the
-// stale verdicts of a target with some key rejected, since inhibition
-// cannot count keys:
+// suppresses what a rejected key explains and nothing else:
 //   - on mainnet, c's key is rejected and so is e's chain, while a lags, b
-//     hangs and d is rate limited, so that few providers are eligible;
+//     hangs and d is rate limited, so that few providers are eligible and
+//     the verdicts go stale;
 //   - on sepolia, of the same instance, every key is rejected, so that no
 //     check publishes;
-//   - on holesky, and on sepolia of another instance, the checks fail with
-//     no key rejected.
+//   - the providers c and a are ineligible for causes of their own on
+//     another chain, another instance and another job.
 func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 	am := startAlertmanager(t, toolOf(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager"))
-	mainnet := target{"node-1:2112", "mainnet"}
-	sepolia := target{"node-1:2112", "sepolia"}
-	holesky := target{"node-1:2112", "holesky"}
-	otherSepolia := target{"node-2:2112", "sepolia"}
+	mainnet := target{"blocklag", "node-1:2112", "mainnet"}
+	sepolia := target{"blocklag", "node-1:2112", "sepolia"}
+	holesky := target{"blocklag", "node-1:2112", "holesky"}
+	otherInstance := target{"blocklag", "node-2:2112", "sepolia"}
+	otherJob := target{"blocklag-canary", "node-1:2112", "mainnet"}
 
 	rejectedC := mainnet.alert("ProviderMisconfigured", "c", "unauthorized")
 	rejectedE := mainnet.alert("ProviderMisconfigured", "e", "wrong_chain")
@@ -41,22 +41,25 @@ func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 		alert labels
 		by    []labels // the alerts that inhibit it, if any
 	}{
-		{"a lagging provider is still ineligible", mainnet.alert("ProviderIneligible", "a", ""), nil},
-		{"a hung provider is still ineligible", mainnet.alert("ProviderIneligible", "b", ""), nil},
-		{"a rate limited provider is still ineligible", mainnet.alert("ProviderIneligible", "d", ""), nil},
-		{"a rate limited provider is still rate limited", mainnet.alert("ProviderRateLimited", "d", "rate_limited"), nil},
-		{"a rejected key explains its provider being ineligible", mainnet.alert("ProviderIneligible", "c", ""), []labels{rejectedC}},
-		{"a rejected chain explains its provider being ineligible", mainnet.alert("ProviderIneligible", "e", ""), []labels{rejectedE}},
-		{"a rejected key pages", rejectedC, nil},
-		{"a rejected chain pages", rejectedE, nil},
-		{"few eligible providers are still few", mainnet.alert("FewEligible", "", ""), nil},
-		{"some key rejected also silences stale verdicts", mainnet.alert("VerdictsStale", "", ""), []labels{rejectedC, rejectedE}},
-		{"every key rejected explains never publishing", sepolia.alert("NeverPublished", "", ""), []labels{rejectedA, rejectedB}},
-		{"every key rejected explains stale verdicts", sepolia.alert("VerdictsStale", "", ""), []labels{rejectedA, rejectedB}},
-		{"every rejected key pages", rejectedA, nil},
-		{"every rejected key pages on its own", rejectedB, nil},
-		{"another chain of the instance still never published", holesky.alert("NeverPublished", "", ""), nil},
-		{"the chain on another instance still has stale verdicts", otherSepolia.alert("VerdictsStale", "", ""), nil},
+		{"a lagging provider stays ineligible beside another's rejected key", mainnet.alert("ProviderIneligible", "a", ""), nil},
+		{"a hung provider stays ineligible", mainnet.alert("ProviderIneligible", "b", ""), nil},
+		{"a rate limited provider stays ineligible", mainnet.alert("ProviderIneligible", "d", ""), nil},
+		{"a rate limited provider stays rate limited", mainnet.alert("ProviderRateLimited", "d", "rate_limited"), nil},
+		{"a rejected key explains its own provider being ineligible", mainnet.alert("ProviderIneligible", "c", ""), []labels{rejectedC}},
+		{"a rejected chain explains its own provider being ineligible", mainnet.alert("ProviderIneligible", "e", ""), []labels{rejectedE}},
+		{"a rejected key notifies", rejectedC, nil},
+		{"a rejected chain notifies", rejectedE, nil},
+		{"few eligible providers stay reported beside rejected keys", mainnet.alert("FewEligible", "", ""), nil},
+		{"stale verdicts stay reported beside rejected keys", mainnet.alert("VerdictsStale", "", ""), nil},
+		{"every key rejected still reports never publishing", sepolia.alert("NeverPublished", "", ""), nil},
+		{"every key rejected still reports stale verdicts", sepolia.alert("VerdictsStale", "", ""), nil},
+		{"every key rejected explains the first provider being ineligible", sepolia.alert("ProviderIneligible", "a", ""), []labels{rejectedA}},
+		{"every key rejected explains the second provider being ineligible", sepolia.alert("ProviderIneligible", "b", ""), []labels{rejectedB}},
+		{"every rejected key notifies", rejectedA, nil},
+		{"every rejected key notifies on its own", rejectedB, nil},
+		{"the same provider on another chain stays ineligible", holesky.alert("ProviderIneligible", "c", ""), nil},
+		{"the same provider on another instance stays ineligible", otherInstance.alert("ProviderIneligible", "a", ""), nil},
+		{"the same provider of another job stays ineligible", otherJob.alert("ProviderIneligible", "c", ""), nil},
 	}
 	// Alertmanager's inhibitor takes the alerts in the order they came,
 	// and finds inhibitions among those it has taken: once the alert
@@ -66,7 +69,7 @@ func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 	for _, tt := range tests {
 		posted = append(posted, tt.alert)
 	}
-	last := target{"sentinel:2112", "mainnet"}
+	last := target{"blocklag", "sentinel:2112", "mainnet"}
 	lastAlert := last.alert("ProviderIneligible", "z", "")
 	am.post(t, append(posted, last.alert("ProviderMisconfigured", "z", "unauthorized"), lastAlert)...)
 	waitFor(t, "the alert posted last to be inhibited", func() (bool, string) {
@@ -112,19 +115,20 @@ func allIn(names []string, set []labels) bool {
 	return true
 }
 
-// target is the target labels of one Monitor: a scrape's instance of the
-// job blocklag, and the chain label the program adds.
-type target struct{ instance, chain string }
+// target is the target labels of one Monitor: a scrape's job and
+// instance, and the chain label the program adds.
+type target struct{ job, instance, chain string }
 
 // labels is an alert's label set.
 type labels map[string]string
 
 // alert returns the labels with which the shipped rules raise the alert
-// Blocklag+name on tg; empty provider and reason are left out.
+// Blocklag+name on tg; empty provider and reason are left out. The alerts
+// that say the verdicts are stale or were never published are the
+// critical ones.
 func (tg target) alert(name, provider, reason string) labels {
-	l := labels{"alertname": "Blocklag" + name, "job": "blocklag", "instance": tg.instance, "chain": tg.chain, "severity": "warning"}
-	switch name {
-	case "VerdictsStale", "NeverPublished", "ProviderMisconfigured":
+	l := labels{"alertname": "Blocklag" + name, "job": tg.job, "instance": tg.instance, "chain": tg.chain, "severity": "warning"}
+	if name == "VerdictsStale" || name == "NeverPublished" {
 		l["severity"] = "critical"
 	}
 	if provider != "" {

@@ -35,9 +35,11 @@ var (
 	providerAdvancedDesc = providerDesc("blocklag_provider_advanced_timestamp_seconds",
 		"Unix time when the provider last advanced, per EndpointStatus.Advanced.")
 	providerDurationDesc = providerDesc("blocklag_provider_last_probe_duration_seconds",
-		"How long the provider's probe took in the latest published check, a last value rather than a distribution.")
+		"How long the provider's probe took in the latest published check, "+
+			"a last value rather than a distribution.")
 	providerFailureReasonDesc = prometheus.NewDesc("blocklag_provider_failure_reason",
-		"Whether the provider's probe failed for this reason (1) or not (0) in the latest published check, as ProbeError.Reason names it.",
+		"Whether the provider's probe failed for this reason (1) or not (0) in the latest published check, "+
+			"as ProbeError.Reason names it.",
 		[]string{providerLabel, reasonLabel}, nil)
 	referenceHeightDesc = prometheus.NewDesc("blocklag_reference_height",
 		"Block height that lag was measured from in the latest published check.", nil, nil)
@@ -46,7 +48,8 @@ var (
 	advancedDesc = prometheus.NewDesc("blocklag_advanced_timestamp_seconds",
 		"Unix time when the front last moved, per Status.Advanced.", nil, nil)
 	maxLagDesc = prometheus.NewDesc("blocklag_max_lag_blocks",
-		"Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.", nil, nil)
+		"Most blocks a provider may lag behind the reference height and stay eligible, per Config.MaxLag.",
+		nil, nil)
 
 	checksDesc = prometheus.NewDesc("blocklag_checks_total",
 		"Checks that sent probes, one to every provider, published or not.", nil, nil)
@@ -57,6 +60,7 @@ var (
 		[]string{providerLabel, reasonLabel}, nil)
 )
 
+// allDescs is every descriptor of the collector, which Describe sends.
 var allDescs = []*prometheus.Desc{
 	providerEligibleDesc, providerUpDesc, providerHeightDesc, providerLagDesc,
 	providerAheadDesc, providerAdvancedDesc, providerDurationDesc, providerFailureReasonDesc,
@@ -64,6 +68,7 @@ var allDescs = []*prometheus.Desc{
 	checksDesc, checksPublishedDesc, providerFailuresDesc,
 }
 
+// providerDesc describes a gauge of one provider, labelled with its ID.
 func providerDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, []string{providerLabel}, nil)
 }
@@ -109,7 +114,8 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 // Status without endpoints comes only from a Monitor that New did not make,
 // and gives nothing at all.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	st, ss := c.monitor.Status(), c.monitor.Stats()
+	st := c.monitor.Status()
+	ss := c.monitor.Stats()
 	if len(st.Endpoints) == 0 {
 		return
 	}
@@ -131,71 +137,75 @@ func reasonsOf(ss blocklag.Stats) []blocklag.Reason {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// collectStatus sends the gauges that apply to st. A gauge is there when
-// its member is in Status's JSON form ([blocklag.Status.MarshalJSON] and
-// [blocklag.EndpointStatus.MarshalJSON] say when), with two differences:
-// ahead comes with the lag even when 0, and up and the failure reasons
-// come with the latency. The failure reasons are a state set: every
-// reason, 1 for the one the provider failed with and 0 for the others.
+// collectStatus sends the gauges that apply to st. Each gauge is present
+// exactly when Status's JSON form shows the member it mirrors, but for
+// ahead, which comes with the lag even at 0, and for up and the failure
+// reasons, which come with the latency, as
+// TestGaugesAgreeWithTheMembersOfTheStatusJSON checks. The failure
+// reasons are a state set: every reason, 1 for the one the provider
+// failed with and 0 for the others.
 func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []blocklag.Reason) {
 	published := !st.Checked.IsZero()
 	for _, e := range st.Endpoints {
 		id := string(e.ID)
-		send(ch, providerEligibleDesc, flag(e.Eligible), id)
+		sendGauge(ch, providerEligibleDesc, oneIfTrue(e.Eligible), id)
 		if published {
-			send(ch, providerUpDesc, flag(e.Err == nil), id)
-			send(ch, providerDurationDesc, e.Latency.Seconds(), id)
+			sendGauge(ch, providerUpDesc, oneIfTrue(e.Err == nil), id)
+			sendGauge(ch, providerDurationDesc, e.Latency.Seconds(), id)
 			if e.Err == nil {
-				send(ch, providerHeightDesc, float64(e.Height), id)
-				send(ch, providerLagDesc, float64(e.Lag), id)
-				send(ch, providerAheadDesc, float64(e.Ahead), id)
+				sendGauge(ch, providerHeightDesc, float64(e.Height), id)
+				sendGauge(ch, providerLagDesc, float64(e.Lag), id)
+				sendGauge(ch, providerAheadDesc, float64(e.Ahead), id)
 			}
 			failedWith := e.Reason()
 			for _, r := range reasons {
-				send(ch, providerFailureReasonDesc, flag(r == failedWith), id, string(r))
+				sendGauge(ch, providerFailureReasonDesc, oneIfTrue(r == failedWith), id, string(r))
 			}
 		}
 		if !e.Advanced.IsZero() {
-			send(ch, providerAdvancedDesc, unixSeconds(e.Advanced), id)
+			sendGauge(ch, providerAdvancedDesc, unixSeconds(e.Advanced), id)
 		}
 	}
 	if published {
-		send(ch, referenceHeightDesc, float64(st.Reference))
-		send(ch, checkedDesc, unixSeconds(st.Checked))
+		sendGauge(ch, referenceHeightDesc, float64(st.Reference))
+		sendGauge(ch, checkedDesc, unixSeconds(st.Checked))
 	}
 	if !st.Advanced.IsZero() {
-		send(ch, advancedDesc, unixSeconds(st.Advanced))
+		sendGauge(ch, advancedDesc, unixSeconds(st.Advanced))
 	}
-	send(ch, maxLagDesc, float64(st.MaxLag))
+	sendGauge(ch, maxLagDesc, float64(st.MaxLag))
 }
 
 // collectStats sends the counters of ss, all of them always: a provider's
 // failure counter of every reason, 0 until its first failure of the kind,
 // so that increase() sees the first one.
 func collectStats(ch chan<- prometheus.Metric, ss blocklag.Stats, reasons []blocklag.Reason) {
-	count(ch, checksDesc, ss.Checks)
-	count(ch, checksPublishedDesc, ss.Published)
+	sendCounter(ch, checksDesc, ss.Checks)
+	sendCounter(ch, checksPublishedDesc, ss.Published)
 	for _, e := range ss.Endpoints {
 		id := string(e.ID)
 		for _, r := range reasons {
-			count(ch, providerFailuresDesc, e.Failures[r], id, string(r))
+			sendCounter(ch, providerFailuresDesc, e.Failures[r], id, string(r))
 		}
 	}
 }
 
-// send sends one gauge, and count one counter. A label value must be valid
+// sendGauge sends one gauge of value v with the label values labels.
+func sendGauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	sendMetric(ch, d, prometheus.GaugeValue, v, labels)
+}
+
+// sendCounter sends one counter of value n with the label values labels.
+func sendCounter(ch chan<- prometheus.Metric, d *prometheus.Desc, n uint64, labels ...string) {
+	sendMetric(ch, d, prometheus.CounterValue, float64(n), labels)
+}
+
+// sendMetric sends one metric of type t. A label value must be valid
 // UTF-8: New rejects IDs that are not, but a Status built by hand may still
 // hold one, and the scrape then gets an error naming the metric rather
 // than a panic that would end the program.
-func send(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
-	metric(ch, d, prometheus.GaugeValue, v, labels)
-}
-
-func count(ch chan<- prometheus.Metric, d *prometheus.Desc, n uint64, labels ...string) {
-	metric(ch, d, prometheus.CounterValue, float64(n), labels)
-}
-
-func metric(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) {
+func sendMetric(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64,
+	labels []string) {
 	m, err := prometheus.NewConstMetric(d, t, v, labels...)
 	if err != nil {
 		m = prometheus.NewInvalidMetric(d, err)
@@ -203,7 +213,8 @@ func metric(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueT
 	ch <- m
 }
 
-func flag(b bool) float64 {
+// oneIfTrue is the value of a gauge that says yes (1) or no (0).
+func oneIfTrue(b bool) float64 {
 	if b {
 		return 1
 	}

@@ -1,12 +1,15 @@
 package blocklagprom_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -14,315 +17,320 @@ import (
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
-// gauges gathers g and returns every gauge series, as
-// name{label="value",...}, with its value; counters does the same for the
-// counters. They report a failed Gather with t.Error, so that scraping
-// goroutines may call them too.
-func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
-	t.Helper()
-	return gather(t, g, dto.MetricType_GAUGE)
+// fixedMonitor answers the collector with a Status and a Stats built by
+// hand, so that a test can set every field as it likes.
+type fixedMonitor struct {
+	status blocklag.Status
+	stats  blocklag.Stats
 }
 
-func counters(t *testing.T, g prometheus.Gatherer) map[string]float64 {
-	t.Helper()
-	return gather(t, g, dto.MetricType_COUNTER)
-}
+func (m fixedMonitor) Status() blocklag.Status { return m.status }
+func (m fixedMonitor) Stats() blocklag.Stats   { return m.stats }
 
-func gather(t *testing.T, g prometheus.Gatherer, kind dto.MetricType) map[string]float64 {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Errorf("gather: %v", err)
+// failed is the error of a probe that failed because of err. The label
+// comes from the EndpointStatus's ID, so the ProbeError's is left empty.
+func failed(err error) error { return &blocklag.ProbeError{Err: err} }
+
+// zeroStats is the Stats of a Monitor over st's endpoints before its first
+// check: every one of reasons at 0 for every endpoint, all of allReasons
+// when none are given.
+func zeroStats(st blocklag.Status, reasons ...string) blocklag.Stats {
+	if len(reasons) == 0 {
+		reasons = allReasons
 	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetType() != kind {
-			continue
+	var ss blocklag.Stats
+	for _, e := range st.Endpoints {
+		failures := map[blocklag.Reason]uint64{}
+		for _, r := range reasons {
+			failures[blocklag.Reason(r)] = 0
 		}
-		for _, m := range f.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-			}
-			v := m.GetGauge().GetValue()
-			if kind == dto.MetricType_COUNTER {
-				v = m.GetCounter().GetValue()
-			}
-			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = v
-		}
+		ss.Endpoints = append(ss.Endpoints, blocklag.EndpointStats{ID: e.ID, Failures: failures})
 	}
-	return out
+	return ss
 }
 
-// The collector exports what Status says, and leaves out what does not
-// apply: everything but eligibility and MaxLag while fail-open, and the
-// height, lag and lead of a provider whose probe failed. The timestamps, probe
-// durations and failure reasons are taken from the Monitor's own Status,
-// whose meaning blocklag owns.
-func TestCollectorExportsTheStatusInForce(t *testing.T) {
-	published := map[string]float64{
-		`blocklag_provider_eligible{provider="a"}`:     0,
-		`blocklag_provider_eligible{provider="b"}`:     1,
-		`blocklag_provider_up{provider="a"}`:           1,
-		`blocklag_provider_up{provider="b"}`:           1,
-		`blocklag_provider_height{provider="a"}`:       100,
-		`blocklag_provider_height{provider="b"}`:       110,
-		`blocklag_provider_lag_blocks{provider="a"}`:   10,
-		`blocklag_provider_ahead_blocks{provider="a"}`: 0,
-		`blocklag_provider_lag_blocks{provider="b"}`:   0,
-		`blocklag_provider_ahead_blocks{provider="b"}`: 0,
-		`blocklag_reference_height{}`:                  110,
-		`blocklag_max_lag_blocks{}`:                    3,
-	}
-	tests := []struct {
-		name   string
-		checks [][]answer // each Check's answers, for a and b
-		want   map[string]float64
-	}{
-		{"before any check every provider is exported eligible, beside MaxLag, and nothing else", nil, map[string]float64{
-			`blocklag_provider_eligible{provider="a"}`: 1,
-			`blocklag_provider_eligible{provider="b"}`: 1,
-			`blocklag_max_lag_blocks{}`:                3,
-		}},
-		{"a published check exports every provider's verdict, height, lag and lead", [][]answer{{behind, healthy}}, published},
-		{"a failed probe is exported down and ineligible without height or lag", [][]answer{{unavailable, healthy}}, map[string]float64{
-			`blocklag_provider_eligible{provider="a"}`:     0,
-			`blocklag_provider_eligible{provider="b"}`:     1,
-			`blocklag_provider_up{provider="a"}`:           0,
-			`blocklag_provider_up{provider="b"}`:           1,
-			`blocklag_provider_height{provider="b"}`:       110,
-			`blocklag_provider_lag_blocks{provider="b"}`:   0,
-			`blocklag_provider_ahead_blocks{provider="b"}`: 0,
-			`blocklag_reference_height{}`:                  110,
-			`blocklag_max_lag_blocks{}`:                    3,
-		}},
-		{"a provider whose probe fails keeps the time it last advanced", [][]answer{{behind, healthy}, {unavailable, {height: 111, chain: mainnet}}}, map[string]float64{
-			`blocklag_provider_eligible{provider="a"}`:     0,
-			`blocklag_provider_eligible{provider="b"}`:     1,
-			`blocklag_provider_up{provider="a"}`:           0,
-			`blocklag_provider_up{provider="b"}`:           1,
-			`blocklag_provider_height{provider="b"}`:       111,
-			`blocklag_provider_lag_blocks{provider="b"}`:   0,
-			`blocklag_provider_ahead_blocks{provider="b"}`: 0,
-			`blocklag_reference_height{}`:                  111,
-			`blocklag_max_lag_blocks{}`:                    3,
-		}},
-		{"a check in which every probe fails leaves the exported gauges as they were", [][]answer{{behind, healthy}, {unavailable, unavailable}}, published},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, _ := checkedMonitor(t, 2, tt.checks)
-			c := blocklagprom.NewCollector(m)
-			got := gauges(t, registry(c))
+// collectCase is a Status and a Stats as a Monitor could give them, and
+// the golden file, under testdata/collector, of what the collector exports
+// for them.
+type collectCase struct {
+	name   string
+	golden string
+	status blocklag.Status
+	stats  blocklag.Stats // when it has no endpoints, zeroStats(status) instead
+}
 
-			st := m.Status()
-			want := maps.Clone(tt.want)
-			if len(tt.checks) > 0 {
-				want[`blocklag_checked_timestamp_seconds{}`] = seconds(st.Checked)
-			}
-			if !st.Advanced.IsZero() {
-				want[`blocklag_advanced_timestamp_seconds{}`] = seconds(st.Advanced)
-			}
-			for _, e := range st.Endpoints {
-				if !e.Advanced.IsZero() {
-					want[`blocklag_provider_advanced_timestamp_seconds{provider="`+string(e.ID)+`"}`] = seconds(e.Advanced)
-				}
-				if len(tt.checks) == 0 {
-					continue
-				}
-				want[`blocklag_provider_last_probe_duration_seconds{provider="`+string(e.ID)+`"}`] = e.Latency.Seconds()
-				var pe *blocklag.ProbeError
-				errors.As(e.Err, &pe)
-				for _, r := range allReasons {
-					want[`blocklag_provider_failure_reason{provider="`+string(e.ID)+`",reason="`+r+`"}`] = 0
-					if pe != nil && string(pe.Reason()) == r {
-						want[`blocklag_provider_failure_reason{provider="`+string(e.ID)+`",reason="`+r+`"}`] = 1
-					}
-				}
-			}
-			if !maps.Equal(got, want) {
-				t.Errorf("gathered\n%v\nwant\n%v", got, want)
-			}
+// collectCases are the Statuses and Stats of the tests that read the
+// collector's output, with every case the presence rules distinguish:
+// fail-open, published with successes at 0, failures, ahead and advanced.
+var collectCases = func() []collectCase {
+	checked := time.Unix(1700000000, 250_000_000)
+	advanced := time.Unix(1699999990, 500_000_000)
+	return []collectCase{
+		{
+			name:   "a fail-open status exports every provider eligible and MaxLag, and nothing of a check",
+			golden: "fail-open",
+			status: blocklag.Status{MaxLag: 3, Endpoints: []blocklag.EndpointStatus{
+				{ID: "a", Eligible: true},
+				{ID: "b", Eligible: true},
+			}},
+		},
+		{
+			name:   "a published status exports height, lag, ahead, reference and MaxLag even at 0, and each probe's duration",
+			golden: "published-at-zero",
+			status: blocklag.Status{Checked: checked, Reference: 0, MaxLag: 0, Endpoints: []blocklag.EndpointStatus{
+				{ID: "genesis", Eligible: true, Latency: 250 * time.Millisecond},
+				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 503}), Latency: 2 * time.Second},
+			}},
+		},
+		{
+			name:   "a failed provider keeps its advanced time but exports no height, lag or ahead",
+			golden: "advanced-and-ahead",
+			status: blocklag.Status{Checked: checked, Reference: 110, MaxLag: 5, Advanced: advanced, Endpoints: []blocklag.EndpointStatus{
+				{ID: "front", Eligible: true, Height: 110, Advanced: advanced, Latency: 1500 * time.Microsecond},
+				{ID: "behind", Height: 100, Lag: 10, Latency: 30 * time.Millisecond},
+				{ID: "above", Height: 130, Ahead: 20, Latency: 2 * time.Millisecond},
+				{ID: "down", Err: failed(&blocklag.StatusError{StatusCode: 429}), Advanced: advanced.Add(-time.Minute)},
+			}},
+		},
+		{
+			// An Err that merely wraps a ProbeError is read through, and one
+			// that holds no ProbeError, which only a hand-built Status can
+			// have, is classified all the same.
+			name:   "each provider's failure reason is 1 for the reason it failed with and 0 for every other",
+			golden: "every-reason",
+			status: blocklag.Status{Checked: checked, Reference: 110, Endpoints: []blocklag.EndpointStatus{
+				{ID: "ok", Eligible: true, Height: 110},
+				{ID: "http429", Err: failed(&blocklag.StatusError{StatusCode: 429})},
+				{ID: "rpc32005", Err: failed(&blocklag.RPCError{Code: -32005, Message: "limit exceeded"})},
+				{ID: "http403", Err: failed(&blocklag.StatusError{StatusCode: 403})},
+				{ID: "http503", Err: failed(&blocklag.StatusError{StatusCode: 503})},
+				{ID: "rpc32000", Err: failed(&blocklag.RPCError{Code: -32000})},
+				{ID: "chain", Err: failed(&blocklag.ChainIDError{Got: 11155111, Want: 1})},
+				{ID: "bad", Err: failed(fmt.Errorf("answer id is null: %w", blocklag.ErrBadAnswer))},
+				{ID: "slow", Err: failed(fmt.Errorf("timed out: %w", context.DeadlineExceeded))},
+				{ID: "reset", Err: failed(errors.New("connection reset"))},
+				{ID: "wrapped", Err: fmt.Errorf("seen: %w", failed(&blocklag.StatusError{StatusCode: 401}))},
+				{ID: "plain", Err: errors.New("not a probe error")},
+				{ID: "bare429", Err: &blocklag.StatusError{StatusCode: 429}},
+			}},
+		},
+		{
+			name:   "a reason that the Stats count is a state and a counter, and one they do not count is neither",
+			golden: "reasons-from-stats",
+			status: blocklag.Status{Checked: checked, Endpoints: []blocklag.EndpointStatus{
+				{ID: "a", Err: failed(errors.New("reset"))},
+			}},
+			stats: blocklag.Stats{Endpoints: []blocklag.EndpointStats{
+				{ID: "a", Failures: map[blocklag.Reason]uint64{"newer": 0, "transport": 3}},
+			}},
+		},
+		{
+			name:   "the counters are the Stats as they stand, whatever the Status says",
+			golden: "counters",
+			status: blocklag.Status{MaxLag: 3, Endpoints: []blocklag.EndpointStatus{
+				{ID: "a", Eligible: true},
+				{ID: "b", Eligible: true},
+			}},
+			stats: func() blocklag.Stats {
+				ss := zeroStats(blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "a"}, {ID: "b"}}})
+				ss.Checks = 7
+				ss.Published = 5
+				ss.Endpoints[0].Failures[blocklag.ReasonUnauthorized] = 2
+				ss.Endpoints[0].Failures[blocklag.ReasonTimeout] = 1
+				return ss
+			}(),
+		},
+	}
+}()
+
+// collectedStats is the Stats the collector reads in tc: zeroStats of its
+// Status unless tc sets its own.
+func (tc collectCase) collectedStats() blocklag.Stats {
+	if tc.stats.Endpoints == nil {
+		return zeroStats(tc.status)
+	}
+	return tc.stats
+}
+
+// collector is the collector over tc's Status and Stats.
+func (tc collectCase) collector() prometheus.Collector {
+	return blocklagprom.CollectorOf(fixedMonitor{status: tc.status, stats: tc.collectedStats()})
+}
+
+// The collector exports the Status and the Stats it reads as the golden
+// files show, every gauge and counter with its help text and value.
+func TestCollectorExportsTheStatusAndTheStats(t *testing.T) {
+	for _, tc := range collectCases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.collector()
+			assertGolden(t, registry(c), "collector/"+tc.golden)
 			assertLintClean(t, c)
 		})
 	}
 }
 
-// A collector of a nil Monitor, or of a zero one that New did not make,
-// exports nothing, and does not panic.
-func TestCollectorOfANilOrZeroMonitorExportsNothing(t *testing.T) {
-	for name, m := range map[string]*blocklag.Monitor{"nil": nil, "zero": {}} {
-		t.Run(name, func(t *testing.T) {
-			if families, err := registry(blocklagprom.NewCollector(m)).Gather(); err != nil || len(families) > 0 {
-				t.Errorf("gathered %v, error %v; want nothing", families, err)
+// statusMembers and endpointMembers name the gauges that come with each
+// member of Status's JSON form. A gauge comes where the JSON shows its
+// member, with two differences: ahead comes with the lag, also at 0,
+// where the JSON leaves it out; and up and the failure reasons come with
+// the latency, which the JSON shows for every provider once a check has
+// published. endpoints, id, reason and error carry no gauge of their own.
+var (
+	statusMembers = map[string][]string{
+		"checked":   {"blocklag_checked_timestamp_seconds"},
+		"reference": {"blocklag_reference_height"},
+		"max_lag":   {"blocklag_max_lag_blocks"},
+		"advanced":  {"blocklag_advanced_timestamp_seconds"},
+		"endpoints": nil,
+	}
+	endpointMembers = map[string][]string{
+		"id":       nil,
+		"eligible": {"blocklag_provider_eligible"},
+		"height":   {"blocklag_provider_height"},
+		"lag":      {"blocklag_provider_lag_blocks", "blocklag_provider_ahead_blocks"},
+		"ahead":    {"blocklag_provider_ahead_blocks"},
+		"latency_seconds": {
+			"blocklag_provider_last_probe_duration_seconds",
+			"blocklag_provider_up",
+			"blocklag_provider_failure_reason",
+		},
+		"advanced": {"blocklag_provider_advanced_timestamp_seconds"},
+		"reason":   nil,
+		"error":    nil,
+	}
+)
+
+// Which gauges the collector exports agrees with which members
+// json.Marshal of the Status shows, as statusMembers and endpointMembers
+// map them, and the one failure reason at 1 of each provider is the
+// reason its JSON shows.
+func TestGaugesAgreeWithTheMembersOfTheStatusJSON(t *testing.T) {
+	for _, tc := range collectCases {
+		t.Run(tc.name, func(t *testing.T) {
+			text, err := json.Marshal(tc.status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var status map[string]json.RawMessage
+			if err := json.Unmarshal(text, &status); err != nil {
+				t.Fatal(err)
+			}
+			var endpoints []map[string]json.RawMessage
+			if err := json.Unmarshal(status["endpoints"], &endpoints); err != nil {
+				t.Fatal(err)
+			}
+			var reasons []string // the Stats' own, as the collector takes them
+			for r := range tc.collectedStats().Endpoints[0].Failures {
+				reasons = append(reasons, string(r))
+			}
+
+			want := map[string]float64{} // each series, with the failure reasons' values
+			for member := range status {
+				families, ok := statusMembers[member]
+				if !ok {
+					t.Fatalf("the JSON shows %q, which statusMembers does not map to gauges", member)
+				}
+				for _, f := range families {
+					want[f+"{}"] = 0
+				}
+			}
+			for _, e := range endpoints {
+				var id, reason string
+				if err := json.Unmarshal(e["id"], &id); err != nil {
+					t.Fatal(err)
+				}
+				if r, ok := e["reason"]; ok {
+					if err := json.Unmarshal(r, &reason); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for member := range e {
+					families, ok := endpointMembers[member]
+					if !ok {
+						t.Fatalf("the JSON shows %q for %s, which endpointMembers does not map to gauges", member, id)
+					}
+					for _, f := range families {
+						if f != "blocklag_provider_failure_reason" {
+							want[fmt.Sprintf("%s{provider=%q}", f, id)] = 0
+							continue
+						}
+						for _, r := range reasons {
+							want[fmt.Sprintf("%s{provider=%q,reason=%q}", f, id, r)] = oneIf(r == reason)
+						}
+					}
+				}
+			}
+
+			got := gauges(t, registry(tc.collector()))
+			gotSeries := slices.Sorted(maps.Keys(got))
+			wantSeries := slices.Sorted(maps.Keys(want))
+			if !slices.Equal(gotSeries, wantSeries) {
+				t.Errorf("the collector exports\n%s\nwant, from the JSON %s:\n%s",
+					strings.Join(gotSeries, "\n"), text, strings.Join(wantSeries, "\n"))
+			}
+			for series, v := range want {
+				if strings.HasPrefix(series, "blocklag_provider_failure_reason{") && got[series] != v {
+					t.Errorf("%s = %v, want %v: the JSON %s", series, got[series], v, text)
+				}
 			}
 		})
 	}
 }
 
-// Two Monitors share one registry when each collector is registered
-// through a registerer that adds its own chain label; a collector
-// registered without it is refused, since its metrics clash.
-func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
+// oneIf is 1 for true and 0 for false, a yes-or-no gauge's value.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// changingMonitor gives another Status and Stats at every call, and counts
+// the calls.
+type changingMonitor struct{ statusCalls, statsCalls int }
+
+func (m *changingMonitor) Status() blocklag.Status {
+	m.statusCalls++
+	n := uint64(m.statusCalls)
+	return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: 100 * n, MaxLag: n,
+		Endpoints: []blocklag.EndpointStatus{{ID: "a", Eligible: true, Height: 100 * n}}}
+}
+
+func (m *changingMonitor) Stats() blocklag.Stats {
+	m.statsCalls++
+	n := uint64(m.statsCalls)
+	st := blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "a"}}}
+	ss := zeroStats(st)
+	ss.Checks = n
+	ss.Published = n
+	return ss
+}
+
+// One Collect reads the Status once and the Stats once, so that all its
+// gauges come from one snapshot and all its counters from one count.
+func TestCollectReadsStatusOnceAndStatsOnce(t *testing.T) {
+	m := &changingMonitor{}
+	families := gatherAll(t, registry(blocklagprom.CollectorOf(m)))
+	got := seriesOf(families, dto.MetricType_GAUGE, dto.MetricType_COUNTER)
+	assertSeries(t, got, map[string]float64{
+		`blocklag_max_lag_blocks{}`:              1,
+		`blocklag_reference_height{}`:            100,
+		`blocklag_provider_height{provider="a"}`: 100,
+		`blocklag_checks_total{}`:                1,
+		`blocklag_checks_published_total{}`:      1,
+	})
+	if m.statusCalls != 1 || m.statsCalls != 1 {
+		t.Errorf("one scrape read Status %d times and Stats %d times, want once each", m.statusCalls, m.statsCalls)
+	}
+}
+
+// An endpoint ID that is not valid UTF-8 cannot be a label value: the
+// scrape fails with an error naming the metric, and nothing panics.
+func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
+	st := blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}
 	reg := prometheus.NewPedanticRegistry()
-	for i, chain := range []string{"mainnet", "sepolia"} {
-		m, nodes := newMonitor(t, 2)
-		at := answer{height: uint64(100 * (i + 1)), chain: mainnet}
-		checkWith(t, m, nodes, []answer{at, at})
-		prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg).MustRegister(blocklagprom.NewCollector(m))
-		if err := reg.Register(blocklagprom.NewCollector(m)); err == nil {
-			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
-		}
-	}
-	assertSeries(t, gauges(t, reg), map[string]float64{
-		`blocklag_reference_height{chain="mainnet"}`:             100,
-		`blocklag_reference_height{chain="sepolia"}`:             200,
-		`blocklag_provider_height{chain="mainnet",provider="b"}`: 100,
-		`blocklag_provider_height{chain="sepolia",provider="a"}`: 200,
-	})
-}
-
-// Scrapes that run while Checks publish each see one whole check: the lag
-// of every provider is the reference minus its height, and its verdict
-// follows from that lag. Their counters come from one Stats too, in which
-// no more checks have published than have run.
-func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
-	m, nodes := newMonitor(t, 2)
-	reg := registry(blocklagprom.NewCollector(m))
-
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range uint64(50) { // b gains a block on a each time
-			checkWith(t, m, nodes, []answer{{height: 100 + i, chain: mainnet}, {height: 100 + 2*i, chain: mainnet}})
-		}
-	}()
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for scraping := true; scraping; {
-				select {
-				case <-done:
-					scraping = false // one last scrape after the last Check
-				default:
-				}
-				if c := counters(t, reg); c[`blocklag_checks_published_total{}`] > c[`blocklag_checks_total{}`] {
-					t.Errorf("%v checks published of %v: not from one Stats", c[`blocklag_checks_published_total{}`], c[`blocklag_checks_total{}`])
-				}
-				g := gauges(t, reg)
-				ref, ok := g[`blocklag_reference_height{}`]
-				for _, id := range []string{"a", "b"} {
-					height, lag := g[`blocklag_provider_height{provider="`+id+`"}`], g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
-					eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
-					if ok && (lag != ref-height || (eligible == 1) != (lag <= 3)) {
-						t.Errorf("%s: reference %v, height %v, lag %v, eligible %v: not from one check", id, ref, height, lag, eligible)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// counts is the counters of a Monitor over the providers "a" and "b" after
-// checks Checks that sent probes, of which published published: each
-// provider failed as failures says, keyed by "provider/reason"; every
-// other failure counter is 0.
-func counts(checks, published float64, failures map[string]float64) map[string]float64 {
-	out := map[string]float64{
-		`blocklag_checks_total{}`:           checks,
-		`blocklag_checks_published_total{}`: published,
-	}
-	for _, id := range []string{"a", "b"} {
-		for _, r := range allReasons {
-			out[`blocklag_provider_probe_failures_total{provider="`+id+`",reason="`+r+`"}`] = failures[id+"/"+r]
-		}
-	}
-	return out
-}
-
-// The counters count every Check that sent probes, whether or not it
-// published, and each provider's failed probes by reason. Every failure
-// counter is there from the start, at 0.
-func TestCountersCountEveryProbeOfEveryCheck(t *testing.T) {
-	tests := []struct {
-		name   string
-		checks [][]answer // each Check's answers, for a and b
-		want   map[string]float64
-	}{
-		{"before any check every counter is there at 0", nil, counts(0, 0, nil)},
-		{"a check that publishes counts itself published and each failure by its reason",
-			[][]answer{{healthy, unavailable}}, counts(1, 1, map[string]float64{"b/http_status": 1})},
-		{"a check in which every probe fails counts each failure and nothing published",
-			[][]answer{{rejected, tooMany}}, counts(1, 0, map[string]float64{"a/unauthorized": 1, "b/rate_limited": 1})},
-		{"the counts add up across checks, published or not",
-			[][]answer{{healthy, otherChain}, {rejected, tooMany}, {healthy, tooMany}, {hang, behind}},
-			counts(4, 3, map[string]float64{"a/unauthorized": 1, "a/timeout": 1, "b/rate_limited": 2, "b/wrong_chain": 1})},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, _ := checkedMonitor(t, 2, tt.checks)
-			c := blocklagprom.NewCollector(m)
-			if got := counters(t, registry(c)); !maps.Equal(got, tt.want) {
-				t.Errorf("gathered\n%v\nwant\n%v", got, tt.want)
-			}
-			assertLintClean(t, c)
-		})
-	}
-}
-
-// A Check in which every probe fails (here, every key rejected) publishes
-// nothing, so every gauge stays as the check in force left it, fail-open
-// included; the counters still count the Check and its failures, which is
-// what lets an alert see them.
-func TestAnAllFailingCheckClimbsTheCountersAndKeepsTheGauges(t *testing.T) {
-	tests := []struct {
-		name   string
-		before [][]answer // the Checks before the failing ones
-		want   map[string]float64
-	}{
-		{"while fail-open", nil,
-			counts(2, 0, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
-		{"after a published check", [][]answer{{healthy, behind}},
-			counts(3, 1, map[string]float64{"a/unauthorized": 2, "b/unauthorized": 2})},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, nodes := checkedMonitor(t, 2, tt.before)
-			reg := registry(blocklagprom.NewCollector(m))
-			kept := gauges(t, reg)
-
-			for range 2 {
-				checkWith(t, m, nodes, []answer{rejected, rejected})
-			}
-			if got := gauges(t, reg); !maps.Equal(got, kept) {
-				t.Errorf("after checks in which every probe failed, the gauges are\n%v\nwant them as they were:\n%v", got, kept)
-			}
-			if got := counters(t, reg); !maps.Equal(got, tt.want) {
-				t.Errorf("counters\n%v\nwant\n%v", got, tt.want)
-			}
-		})
-	}
-}
-
-// A provider that MaxAhead leaves out is exported ineligible with how far
-// above the reference it answered, and a lag of 0; the others answer ahead
-// by 0, and a provider whose probe failed has no ahead at all.
-func TestCollectorExportsHowFarAProviderIsAhead(t *testing.T) {
-	m, nodes := newMonitorWith(t, 4, func(c *blocklag.Config) { c.MaxAhead, c.Quorum = 5, 2 })
-	checkWith(t, m, nodes, []answer{{height: 1000, chain: mainnet}, healthy, healthy, unavailable})
-	g := gauges(t, registry(blocklagprom.NewCollector(m)))
-	assertSeries(t, g, map[string]float64{
-		`blocklag_provider_eligible{provider="a"}`:     0,
-		`blocklag_provider_ahead_blocks{provider="a"}`: 890,
-		`blocklag_provider_lag_blocks{provider="a"}`:   0,
-		`blocklag_provider_ahead_blocks{provider="b"}`: 0,
-		`blocklag_provider_ahead_blocks{provider="c"}`: 0,
-		`blocklag_reference_height{}`:                  110,
-	})
-	if got, ok := g[`blocklag_provider_ahead_blocks{provider="d"}`]; ok {
-		t.Errorf("a failed provider is exported %v blocks ahead, want no series", got)
+	reg.MustRegister(blocklagprom.CollectorOf(fixedMonitor{status: st, stats: zeroStats(st)}))
+	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "blocklag_provider_eligible") {
+		t.Errorf("gather error %v, want one naming blocklag_provider_eligible", err)
 	}
 }

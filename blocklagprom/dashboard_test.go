@@ -24,14 +24,17 @@ const datasourceVariable = "${datasource}"
 // grafanaPanel is the part of a panel of dashboard.json that the tests
 // read. A collapsed row holds its panels in Panels.
 type grafanaPanel struct {
-	Type, Title string
-	Datasource  *grafanaDatasource
-	Targets     []struct {
-		RefID      string `json:"refId"`
-		Expr       string
-		Datasource *grafanaDatasource
-	}
-	Panels []grafanaPanel
+	Type, Title, Description string
+	Datasource               *grafanaDatasource
+	Targets                  []grafanaTarget
+	Panels                   []grafanaPanel
+}
+
+// grafanaTarget is one query of a panel.
+type grafanaTarget struct {
+	RefID      string `json:"refId"`
+	Expr       string
+	Datasource *grafanaDatasource
 }
 
 type grafanaDatasource struct{ Type, UID string }
@@ -97,8 +100,7 @@ func TestTheDashboardReadsEveryMetricFamily(t *testing.T) {
 		t.Fatal("the collector describes no metric family")
 	}
 	for _, name := range families {
-		used := regexp.MustCompile(`(^|[^\w:])` + name + `([^\w:]|$)`)
-		if !slices.ContainsFunc(exprs, used.MatchString) {
+		if !slices.ContainsFunc(exprs, func(expr string) bool { return reads(expr, name) }) {
 			t.Errorf("no panel of %s reads %s", dashboardFile, name)
 		}
 	}
@@ -181,19 +183,106 @@ func TestEveryDashboardQuerySelectsThePickedJobsAndInstances(t *testing.T) {
 	}
 }
 
+// rated matches an expression that takes a counter's rate or increase.
+var rated = regexp.MustCompile(`\b(rate|irate|increase)\(`)
+
+// leavesOutZeros matches an expression that ends by keeping only the
+// series above zero.
+var leavesOutZeros = regexp.MustCompile(`>\s*0$`)
+
+// Every expression of a rate or an increase keeps only the series above
+// zero: five providers times eight reasons would otherwise draw forty flat
+// lines around the few that matter.
+func TestEveryRateOnTheDashboardLeavesOutZeros(t *testing.T) {
+	found := false
+	for _, p := range dashboardPanels(t) {
+		for _, q := range p.Targets {
+			if !rated.MatchString(q.Expr) {
+				continue
+			}
+			found = true
+			if !leavesOutZeros.MatchString(q.Expr) {
+				t.Errorf("panel %q, target %s: %s keeps the series that are zero", p.Title, q.RefID, q.Expr)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no panel of rates", dashboardFile)
+	}
+}
+
+// inForce is every metric family whose value comes from the check in
+// force, written out here rather than taken from the collector: only a
+// published check changes them.
+var inForce = []string{
+	"blocklag_provider_eligible",
+	"blocklag_provider_up",
+	"blocklag_provider_height",
+	"blocklag_provider_lag_blocks",
+	"blocklag_provider_ahead_blocks",
+	"blocklag_provider_advanced_timestamp_seconds",
+	"blocklag_provider_last_probe_duration_seconds",
+	"blocklag_provider_failure_reason",
+	"blocklag_reference_height",
+	"blocklag_checked_timestamp_seconds",
+	"blocklag_advanced_timestamp_seconds",
+}
+
+// reads reports whether expr reads the metric family name.
+func reads(expr, name string) bool {
+	return regexp.MustCompile(`(^|[^\w:])` + name + `([^\w:]|$)`).MatchString(expr)
+}
+
+// Every panel that reads the check in force says so in its description,
+// and that while every probe fails it stays as it was, pointing to the
+// panel of the time since the last published check, which climbs then.
+// That panel is the only one exempt.
+func TestEveryPanelOfTheVerdictsInForceSaysWhichPanelTellsAnOutage(t *testing.T) {
+	families := familyNames(t)
+	for _, name := range inForce {
+		if !slices.Contains(families, name) {
+			t.Fatalf("the collector has no metric family %s", name)
+		}
+	}
+	panels := dashboardPanels(t)
+	var telling string
+	for _, p := range panels {
+		if len(p.Targets) == 1 && reads(p.Targets[0].Expr, "blocklag_checked_timestamp_seconds") {
+			telling = p.Title
+		}
+	}
+	if telling == "" {
+		t.Fatalf("%s has no panel of the time since the last published check alone", dashboardFile)
+	}
+	for _, p := range panels {
+		if p.Title == telling || !slices.ContainsFunc(p.Targets, func(q grafanaTarget) bool {
+			return slices.ContainsFunc(inForce, func(name string) bool { return reads(q.Expr, name) })
+		}) {
+			continue
+		}
+		for _, want := range []string{"in force since the last publish", "while every probe fails", "the panel " + telling} {
+			if !strings.Contains(p.Description, want) {
+				t.Errorf("panel %q reads the check in force, but its description does not say %q:\n%s", p.Title, want, p.Description)
+			}
+		}
+	}
+}
+
 // checkDashboard runs every expression of dashboard.json on server, with
 // the variables Grafana would put in and the job and instance of the
-// scrape, and fails when one is not valid PromQL or a panel's targets
-// together find no series; each panel is a subtest named by its title. A
-// rate needs two samples in its window, so each panel is asked until it
-// shows series, as Grafana's refresh would.
+// scrape, and fails when one is not valid PromQL, when a panel's targets
+// together find no series, or when a rate comes out zero; each panel is a
+// subtest named after its title. A rate needs two samples in its window, so
+// each panel is asked until it shows series, as Grafana's refresh would.
 func checkDashboard(t *testing.T, server prom, instance string) {
 	t.Helper()
-	// $__rate_interval is four scrape intervals at the least in Grafana,
-	// and the test's scrapes come every second; $__range is the default
-	// time range of the dashboard.
+	// $__range is the default time range of the dashboard. Grafana makes
+	// $__rate_interval longer as the range grows; the test takes it as
+	// long as the range, since its checks ran in two quick rounds a few
+	// seconds ago, and a rate over less could already be zero, which the
+	// panels of rates leave out.
 	grafana := strings.NewReplacer(
-		"$__rate_interval", "4s",
+		"$__rate_interval", "1h",
 		"$__interval", "1s",
 		"$__range", "1h",
 		datasourceVariable, "prometheus",
@@ -201,7 +290,7 @@ func checkDashboard(t *testing.T, server prom, instance string) {
 		"$instance", instance,
 	)
 	for _, p := range dashboardPanels(t) {
-		t.Run(p.Title, func(t *testing.T) {
+		t.Run("the panel "+p.Title+" shows series", func(t *testing.T) {
 			var exprs []string
 			for _, q := range p.Targets {
 				expr := grafana.Replace(q.Expr)
@@ -210,13 +299,22 @@ func checkDashboard(t *testing.T, server prom, instance string) {
 				}
 				exprs = append(exprs, expr)
 			}
+			found := map[string][]string{} // each expression's samples
 			waitFor(t, "the panel to show series", func() (bool, string) {
-				var found []string
+				n := 0
 				for _, expr := range exprs {
-					found = append(found, server.query(t, expr, time.Now(), instance)...)
+					found[expr] = server.query(t, expr, time.Now(), instance)
+					n += len(found[expr])
 				}
-				return len(found) > 0, "no series from\n" + strings.Join(exprs, "\n")
+				return n > 0, "no series from\n" + strings.Join(exprs, "\n")
 			})
+			for expr, samples := range found {
+				for _, sample := range samples {
+					if rated.MatchString(expr) && strings.HasSuffix(sample, " 0") {
+						t.Errorf("%s gives %s, a rate of zero", expr, sample)
+					}
+				}
+			}
 		})
 	}
 }

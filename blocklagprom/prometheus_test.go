@@ -1,11 +1,8 @@
 package blocklagprom_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -13,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,8 +128,8 @@ func TestPrometheusScrapingMonitorsSeesTheSeriesAndTheAlerts(t *testing.T) {
 		`pending BlocklagNeverPublished{chain="sepolia",severity="critical"}`,
 		`pending BlocklagProviderIneligible{chain="mainnet",provider="b",severity="warning"}`,
 		`pending BlocklagProviderIneligible{chain="mainnet",provider="c",severity="warning"}`,
-		`pending BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="critical"}`,
-		`pending BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="critical"}`,
+		`pending BlocklagProviderMisconfigured{chain="mainnet",provider="c",reason="unauthorized",severity="warning"}`,
+		`pending BlocklagProviderMisconfigured{chain="sepolia",provider="a",reason="unauthorized",severity="warning"}`,
 		`pending BlocklagProviderRateLimited{chain="sepolia",provider="b",reason="rate_limited",severity="warning"}`,
 	}
 	waitFor(t, "the alerts", func() (bool, string) {
@@ -209,193 +205,6 @@ scrape_configs:
 	return server
 }
 
-// startServer runs the server that command makes to listen on addr with
-// its data in data, a fresh folder under dir, and returns both once it is
-// ready. Prometheus and Alertmanager tell the port they took for port 0
-// only in their logs, so the test picks a free port and hands it over
-// instead. Another program may take that port first, and the server then
-// exits at once: that is retried on a new port, a few times.
-func startServer(t *testing.T, name, dir string, command func(addr, data string) *exec.Cmd) (addr, data string) {
-	t.Helper()
-	const attempts = 3
-	for attempt := 1; attempt <= attempts; attempt++ {
-		data := filepath.Join(dir, fmt.Sprint(attempt))
-		addr, portTaken := runServer(t, name, data, func(addr string) *exec.Cmd { return command(addr, data) })
-		if !portTaken {
-			return addr, data
-		}
-	}
-	t.Fatalf("%s found its port taken %d times", name, attempts)
-	return "", ""
-}
-
-// runServer runs the server that command makes to listen on addr, a free
-// loopback address, with its log in dir+".log", and waits until it answers
-// /-/ready. It reports portTaken when the server exited because another
-// program had taken that port; any other exit fails the test. The server
-// stops when the test ends; its log is shown when the test failed.
-func runServer(t *testing.T, name, dir string, command func(addr string) *exec.Cmd) (addr string, portTaken bool) {
-	t.Helper()
-	logFile, err := os.Create(dir + ".log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr = freeAddr(t)
-	cmd := command(addr)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// exited is closed once Wait has returned waitErr, so that any number
-	// of readers see it.
-	var waitErr error
-	exited := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second): // its own shutdown is not ours to wait on forever
-				cmd.Process.Kill()
-				<-exited
-			}
-		}
-		logFile.Close()
-		if t.Failed() {
-			text, _ := os.ReadFile(logFile.Name())
-			t.Logf("%s's log:\n%s", name, text)
-		}
-	})
-
-	waitFor(t, name+" to be ready", func() (bool, string) {
-		select {
-		case <-exited:
-			return true, ""
-		default:
-		}
-		resp, err := apiClient.Get("http://" + addr + "/-/ready")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
-	select {
-	case <-exited:
-		text, _ := os.ReadFile(logFile.Name())
-		if strings.Contains(string(text), "address already in use") {
-			t.Logf("%s found %s taken; trying another port", name, addr)
-			return "", true
-		}
-		t.Fatalf("%s exited: %v", name, waitErr)
-	default:
-	}
-	return addr, false
-}
-
-// apiClient is the client of every request to the servers the tests
-// start: a server that stops answering fails the test instead of hanging
-// it.
-var apiClient = &http.Client{Timeout: 10 * time.Second}
-
-// freeAddr returns a loopback address with a port that was free a moment
-// ago, for a server that takes no port 0.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// waitFor asks done until it says yes, polling the server it asks about,
-// and fails the test with done's last answer if that takes too long.
-func waitFor(t *testing.T, what string, done func() (bool, string)) {
-	t.Helper()
-	const patience = 30 * time.Second
-	deadline := time.Now().Add(patience)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, last := done()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s; the last answer was:\n%s", patience, what, last)
-		}
-		<-tick.C
-	}
-}
-
-// prom is a Prometheus server's HTTP API, at its base URL.
-type prom string
-
-// getJSON decodes the answer of the server at base to path with params
-// into v.
-func getJSON(t *testing.T, base, path string, params url.Values, v any) (status string) {
-	t.Helper()
-	resp, err := apiClient.Get(base + path + "?" + params.Encode())
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %s: %v", path, resp.Status, err)
-	}
-	return resp.Status
-}
-
-// get decodes the data of the API's answer to path with params into data.
-func (p prom) get(t *testing.T, path string, params url.Values, data any) {
-	t.Helper()
-	var answer struct {
-		Status string
-		Error  string
-		Data   json.RawMessage
-	}
-	if status := getJSON(t, string(p), path, params, &answer); answer.Status != "success" {
-		t.Fatalf("GET %s: %s: %s", path, status, answer.Error)
-	}
-	if err := json.Unmarshal(answer.Data, data); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-}
-
-// query evaluates expr at time at, and returns each sample of the vector
-// it gives as name{labels} value, sorted, with the labels job and instance
-// left out after checking that they are the scrape's own.
-func (p prom) query(t *testing.T, expr string, at time.Time, instance string) []string {
-	t.Helper()
-	var data struct {
-		ResultType string
-		Result     []struct {
-			Metric map[string]string
-			Value  [2]any // the time, and the value as a string
-		}
-	}
-	p.get(t, "/api/v1/query", url.Values{"query": {expr}, "time": {fmt.Sprint(float64(at.UnixMilli()) / 1000)}}, &data)
-	if data.ResultType != "vector" {
-		t.Fatalf("query %s gave a %s, want a vector", expr, data.ResultType)
-	}
-	var out []string
-	for _, r := range data.Result {
-		text, _ := r.Value[1].(string)
-		v, err := strconv.ParseFloat(text, 64)
-		if err != nil {
-			t.Fatalf("query %s: value %v: %v", expr, r.Value[1], err)
-		}
-		out = append(out, fmt.Sprintf("%s %v", withoutTarget(t, r.Metric, instance), v))
-	}
-	sort.Strings(out)
-	return out
-}
-
 // alerts returns every active alert as "state name{labels}", sorted, with
 // the labels job and instance left out after checking that they are the
 // scrape's own.
@@ -438,20 +247,5 @@ func (p prom) ruleQueries(t *testing.T) map[string]string {
 	return out
 }
 
-// withoutTarget checks that labels holds the scrape's job and instance,
-// and returns the others as name{label="value",...}, the name being the
-// label __name__.
-func withoutTarget(t *testing.T, labels map[string]string, instance string) string {
-	t.Helper()
-	if labels["job"] != "blocklag" || labels["instance"] != instance {
-		t.Errorf("%v lacks the scrape's labels job=\"blocklag\" and instance=%q", labels, instance)
-	}
-	var pairs []string
-	for k, v := range labels {
-		if k != "job" && k != "instance" && k != "__name__" {
-			pairs = append(pairs, fmt.Sprintf("%s=%q", k, v))
-		}
-	}
-	sort.Strings(pairs)
-	return labels["__name__"] + "{" + strings.Join(pairs, ",") + "}"
-}
+// seconds is t as the collector's timestamps give it, in Unix seconds.
+func seconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,41 +14,6 @@ const (
 	rulesFile     = "alerts.yml"
 	rulesTestFile = "testdata/alerts_test.yml"
 )
-
-// requirePrometheus names the variable that makes the tests needing
-// Prometheus's programs fail rather than skip without them. This
-// repository's CI sets it. It is a variable of our own, not CI=true:
-// users whose CI runs "go test all" run these tests too, and need not
-// install Prometheus for them.
-const requirePrometheus = "BLOCKLAGPROM_REQUIRE_PROMETHEUS"
-
-// tool returns the path of the named program of Debian's prometheus
-// package.
-func tool(t *testing.T, name string) string {
-	t.Helper()
-	return toolOf(t, "prometheus", name)
-}
-
-// toolOf returns the path of the first of names on the PATH, the names a
-// program of the Debian package pkg goes by. Without any the test skips
-// and says how to get it, unless requirePrometheus is true, so that our CI
-// never passes without the rules tested.
-func toolOf(t *testing.T, pkg string, names ...string) string {
-	t.Helper()
-	var err error
-	for _, name := range names {
-		var path string
-		if path, err = exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	name := strings.Join(names, " or ")
-	if required, _ := strconv.ParseBool(os.Getenv(requirePrometheus)); required {
-		t.Fatalf("%s is needed when %s is set: %v (on Debian: apt-get install %s)", name, requirePrometheus, err, pkg)
-	}
-	t.Skipf("%s not found (%v): on Debian, apt-get install %s to run this test", name, err, pkg)
-	return ""
-}
 
 // promtool runs promtool with args and fails the test with its output
 // when it fails.

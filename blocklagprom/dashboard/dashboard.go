@@ -36,6 +36,35 @@ const (
 	whichServer = where + " {{provider}}"
 )
 
+// sinceLastPublishTitle is the title of the panel that shows how old the
+// verdicts in force are: the one that tells an outage of every probe,
+// which the panels of verdicts point to.
+const sinceLastPublishTitle = "Since the last published check"
+
+// verdicts ends the description of a panel that shows the verdicts in
+// force, which only a published check changes.
+func verdicts(description string) string {
+	return description + " It shows the verdicts in force since the last publish: " +
+		"while every probe fails, nothing is published and it stays as it was, so the panel " +
+		sinceLastPublishTitle + " is the one that tells."
+}
+
+// countsFromVerdicts ends the description of a panel of the time since a
+// moment that the verdicts in force hold.
+func countsFromVerdicts(description string) string {
+	return description + " It counts from the verdicts in force since the last publish: while every " +
+		"probe fails, that moment stays as it was and the panel climbs as if nothing moved, so the panel " +
+		sinceLastPublishTitle + " is the one that tells."
+}
+
+// nonZeroRate is the per-second rate of a counter over Grafana's rate
+// interval, narrowed to the picked jobs and instances, without the series
+// whose rate is zero: a panel of rates then draws the failures and checks
+// that happen, not a flat line for every provider and reason that has none.
+func nonZeroRate(counter string) string {
+	return "rate(" + selected(counter) + "[$__rate_interval]) > 0"
+}
+
 // build returns the whole dashboard: the variables, then one row per
 // question a person asks of the Monitors, each with its panels.
 func build() *dashboard.DashboardBuilder {
@@ -185,8 +214,8 @@ func timeline(title, description string, mappings []dashboard.ValueMapping) *sta
 
 func eligibility() *statetimeline.PanelBuilder {
 	return timeline("Eligible providers",
-		"Whether failnext may send reads to each provider, as Monitor.Eligible answers. "+
-			"Every provider shows as eligible while no check has published yet (fail-open).",
+		verdicts("Whether failnext may send reads to each provider, as Monitor.Eligible answers. "+
+			"Every provider shows as eligible while no check has published yet (fail-open)."),
 		states("eligible", "green", "ineligible", "red")).
 		Span(16).
 		WithTarget(query("A", selected("blocklag_provider_eligible"), whichServer))
@@ -199,8 +228,8 @@ func shareEligible() *stat.PanelBuilder {
 		"/\ncount without (provider) (" + selected("blocklag_provider_eligible") + ")"
 	return stat.NewPanelBuilder().
 		Title("Share of providers eligible").
-		Description("The part of each Monitor's providers that are eligible now. " +
-			"Below half, every read goes to a few providers.").
+		Description(verdicts("The part of each Monitor's providers that are eligible now. " +
+			"Below half, every read goes to a few providers.")).
 		Datasource(datasource).
 		Height(8).
 		Span(8).
@@ -223,9 +252,9 @@ func shareEligible() *stat.PanelBuilder {
 
 func lag() *timeseries.PanelBuilder {
 	return series("Lag behind the reference",
-		"Blocks each provider was behind the reference height in the check in force, "+
+		verdicts("Blocks each provider was behind the reference height in the check in force, "+
 			"beside MaxLag (dashed): above that line a provider is ineligible. "+
-			"A provider whose probe failed has no lag.",
+			"A provider whose probe failed has no lag."),
 		"none").
 		Decimals(0).
 		Min(0).
@@ -236,9 +265,9 @@ func lag() *timeseries.PanelBuilder {
 
 func ahead() *timeseries.PanelBuilder {
 	return series("Ahead of the reference",
-		"Blocks each provider was above the reference height in the check in force. "+
+		verdicts("Blocks each provider was above the reference height in the check in force. "+
 			"With Quorum and MaxAhead set, more than MaxAhead makes a provider ineligible; "+
-			"one far ahead of the rest may serve another chain or a bogus height.",
+			"one far ahead of the rest may serve another chain or a bogus height."),
 		"none").
 		Decimals(0).
 		Min(0).
@@ -247,8 +276,8 @@ func ahead() *timeseries.PanelBuilder {
 
 func heights() *timeseries.PanelBuilder {
 	return series("Heights beside the reference",
-		"The block height each provider reported in the check in force, and the reference "+
-			"height (dashed) that lag is measured from.",
+		verdicts("The block height each provider reported in the check in force, and the reference "+
+			"height (dashed) that lag is measured from."),
 		"none").
 		Span(24).
 		Decimals(0).
@@ -260,26 +289,28 @@ func heights() *timeseries.PanelBuilder {
 func failureRate() *timeseries.PanelBuilder {
 	// Each series is one provider's counter of one reason, so no sum is
 	// needed, and none drops a label that tells Monitors apart.
-	expr := "rate(" + selected("blocklag_provider_probe_failures_total") + "[$__rate_interval])"
 	return series("Failed probes per second",
 		"How often each provider's probes fail, by reason, counted in every check "+
-			"whether or not it published: this shows failures even while the verdicts are stale.",
+			"whether or not it published: this shows failures even while the verdicts are stale. "+
+			"A provider and reason without failures draws no line.",
 		"ops").
 		Min(0).
-		WithTarget(query("A", expr, whichServer+" {{reason}}"))
+		WithTarget(query("A", nonZeroRate("blocklag_provider_probe_failures_total"),
+			whichServer+" {{reason}}"))
 }
 
 func reasonInForce() *statetimeline.PanelBuilder {
 	return timeline("Failure reason in force",
-		"Why each provider's probe failed in the check in force, one line per provider and "+
-			"reason; a provider whose probe succeeded shows no line.",
+		verdicts("Why each provider's probe failed in the check in force, one line per provider and "+
+			"reason; a provider whose probe succeeded shows no line."),
 		[]dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
 			Type: dashboard.MappingTypeValueToText,
 			Options: map[string]dashboard.ValueMappingResult{
 				"1": {Text: cog.ToPtr("failing"), Color: cog.ToPtr("red"), Index: cog.ToPtr[int32](0)},
 			},
 		}}}).
-		WithTarget(query("A", selected("blocklag_provider_failure_reason")+" == 1", whichServer+" {{reason}}"))
+		WithTarget(query("A", selected("blocklag_provider_failure_reason")+" == 1",
+			whichServer+" {{reason}}"))
 }
 
 func failuresInRange() *table.PanelBuilder {
@@ -314,8 +345,8 @@ func failuresInRange() *table.PanelBuilder {
 
 func probeDuration() *timeseries.PanelBuilder {
 	return series("Probe duration",
-		"How long each provider's probe took in the check in force, failed or not. "+
-			"A last value per check, not a distribution.",
+		verdicts("How long each provider's probe took in the check in force, failed or not. "+
+			"A last value per check, not a distribution."),
 		"s").
 		Min(0).
 		WithTarget(query("A", selected("blocklag_provider_last_probe_duration_seconds"), whichServer))
@@ -323,8 +354,8 @@ func probeDuration() *timeseries.PanelBuilder {
 
 func up() *statetimeline.PanelBuilder {
 	return timeline("Probe succeeded",
-		"Whether each provider's probe succeeded in the check in force. "+
-			"Nothing shows until a check has published.",
+		verdicts("Whether each provider's probe succeeded in the check in force. "+
+			"Nothing shows until a check has published."),
 		states("up", "green", "down", "red")).
 		WithTarget(query("A", selected("blocklag_provider_up"), whichServer))
 }
@@ -332,16 +363,17 @@ func up() *statetimeline.PanelBuilder {
 func checks() *timeseries.PanelBuilder {
 	return series("Checks per second",
 		"Checks that probed every provider, and those of them that published verdicts. "+
-			"Checks that stop publishing while they go on mean every probe failed.",
+			"Checks that stop publishing while they go on mean every probe failed. "+
+			"A Monitor whose checks have stopped, or never published, draws no line for them.",
 		"ops").
 		Span(24).
 		Min(0).
-		WithTarget(query("A", "rate("+selected("blocklag_checks_total")+"[$__rate_interval])", where+" checks")).
-		WithTarget(query("B", "rate("+selected("blocklag_checks_published_total")+"[$__rate_interval])", where+" published"))
+		WithTarget(query("A", nonZeroRate("blocklag_checks_total"), where+" checks")).
+		WithTarget(query("B", nonZeroRate("blocklag_checks_published_total"), where+" published"))
 }
 
 func sinceChecked() *timeseries.PanelBuilder {
-	return since("Since the last published check",
+	return since(sinceLastPublishTitle,
 		"Seconds since the check in force finished probing. "+
 			"It climbs while checks fail or stop: failnext then routes on old verdicts.",
 		"blocklag_checked_timestamp_seconds", where)
@@ -349,15 +381,15 @@ func sinceChecked() *timeseries.PanelBuilder {
 
 func sinceFrontMoved() *timeseries.PanelBuilder {
 	return since("Since the front moved",
-		"Seconds since the reference height last rose with a provider's new high. "+
-			"It climbs when the chain, or every provider alike, is stuck.",
+		countsFromVerdicts("Seconds since the reference height last rose with a provider's new high. "+
+			"It climbs when the chain, or every provider alike, is stuck."),
 		"blocklag_advanced_timestamp_seconds", where)
 }
 
 func sinceProviderAdvanced() *timeseries.PanelBuilder {
 	return since("Since each provider advanced",
-		"Seconds since each provider last reported a new high of its own. "+
-			"One that climbs alone is stuck while the others move.",
+		countsFromVerdicts("Seconds since each provider last reported a new high of its own. "+
+			"One that climbs alone is stuck while the others move."),
 		"blocklag_provider_advanced_timestamp_seconds", whichServer)
 }
 
