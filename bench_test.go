@@ -198,14 +198,17 @@ func BenchmarkClientSide(b *testing.B) {
 // body over, in memory, once with 200 and once with its status and the same
 // headers, and every probe fails as it should.
 func BenchmarkNonOKAnswer(b *testing.B) {
+	const paragraph = "<p>The node behind this gateway did not answer in time. Try again later.</p>\n"
+	rateLimit := rpcErrorAnswer(-32005, "daily request count exceeded") + "\n"
+	html := "<!DOCTYPE html>\n<html><head><title>Bad gateway</title></head>\n<body><h1>Bad gateway</h1>\n" +
+		strings.Repeat(paragraph, 6) + "</body></html>\n"
 	for _, f := range []struct {
 		name   string
 		status int
 		body   string
 	}{
-		{"rpc-error", http.StatusTooManyRequests, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}` + "\n"},
-		{"html", http.StatusBadGateway, "<!DOCTYPE html>\n<html><head><title>Bad gateway</title></head>\n<body><h1>Bad gateway</h1>\n" +
-			strings.Repeat("<p>The node behind this gateway did not answer in time. Try again later.</p>\n", 6) + "</body></html>\n"},
+		{"rpc-error", http.StatusTooManyRequests, rateLimit},
+		{"html", http.StatusBadGateway, html},
 	} {
 		for _, status := range []int{http.StatusOK, f.status} {
 			b.Run(fmt.Sprintf("%s/status=%d", f.name, status), func(b *testing.B) {
@@ -221,8 +224,10 @@ func BenchmarkNonOKAnswer(b *testing.B) {
 					err := m.Check(context.Background())
 					var se *StatusError
 					isStatus := errors.As(err, &se)
-					if err == nil || isStatus != (status != http.StatusOK) ||
-						isStatus && (se.RetryAfter != time.Minute || (se.RPC != nil) != (f.name == "rpc-error")) {
+					keptRPC := isStatus && se.RPC != nil
+					wantRPC := f.name == "rpc-error"
+					asItShould := isStatus && se.RetryAfter == time.Minute && keptRPC == wantRPC
+					if err == nil || isStatus != (status != http.StatusOK) || isStatus && !asItShould {
 						b.Fatalf("Check = %v, not the failure it should be", err)
 					}
 				}
@@ -280,7 +285,8 @@ func perProbe(b *testing.B, probes int, round func() error) {
 // spread as real keys are.
 func keyedURL(i int) string {
 	key := uint64(i+1) * 0x9e3779b97f4a7c15
-	return fmt.Sprintf("https://user%d:%x@rpc.example/v3/%016x%016x?chain=main;apikey=%x", i, key>>20, key, ^key, key>>8)
+	return fmt.Sprintf("https://user%d:%x@rpc.example/v3/%016x%016x?chain=main;apikey=%x",
+		i, key>>20, key, ^key, key>>8)
 }
 
 // BenchmarkCheckEveryProbeFailing measures a Check whose every probe fails in
@@ -294,7 +300,9 @@ func BenchmarkCheckEveryProbeFailing(b *testing.B) {
 		name string
 		base roundTripFunc
 	}{
-		{"quoting-URL", func(r *http.Request) (*http.Response, error) { return nil, fmt.Errorf("cannot reach %s", r.URL) }},
+		{"quoting-URL", func(r *http.Request) (*http.Response, error) {
+			return nil, fmt.Errorf("cannot reach %s", r.URL)
+		}},
 		{"quoting-nothing", func(*http.Request) (*http.Response, error) { return nil, errDown }},
 	}
 	for _, base := range bases {
@@ -353,7 +361,9 @@ func BenchmarkTransportText(b *testing.B) {
 func BenchmarkNew(b *testing.B) {
 	key := func(i, size int) string {
 		var k strings.Builder
-		for x := uint64(i+1) * 0x9e3779b97f4a7c15; k.Len() < size; x = x*6364136223846793005 + 1442695040888963407 {
+		const multiplier = 6364136223846793005
+		const increment = 1442695040888963407
+		for x := uint64(i+1) * 0x9e3779b97f4a7c15; k.Len() < size; x = x*multiplier + increment {
 			fmt.Fprintf(&k, "%016x", x)
 		}
 		return k.String()[:size]

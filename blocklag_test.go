@@ -24,14 +24,19 @@ func TestEligibleAnswersForConfiguredIDsOnly(t *testing.T) {
 	wantEligible(t, m, verdicts{"a": true, "b": true, "c": false, "": false})
 	check(m) // publishes, with b's probe failed
 	wantEligible(t, m, verdicts{"a": true, "b": false, "c": false, "": false})
-	if allocs := testing.AllocsPerRun(100, func() { m.Eligible("a"); m.Eligible("c") }); allocs != 0 {
+	allocs := testing.AllocsPerRun(100, func() {
+		m.Eligible("a")
+		m.Eligible("c")
+	})
+	if allocs != 0 {
 		t.Errorf("Eligible allocates %v times per call", allocs)
 	}
 }
 
 func TestMonitorNotMadeByNewDoesNotPanic(t *testing.T) {
-	for name, m := range map[string]*Monitor{"a nil Monitor": nil, "a zero Monitor": {}} {
-		t.Run(name, func(t *testing.T) {
+	monitors := map[string]*Monitor{"a nil Monitor": nil, "a zero Monitor": {}}
+	for name, m := range monitors {
+		t.Run(name+" checks nothing and answers with zero values", func(t *testing.T) {
 			if err := m.Check(context.Background()); err == nil {
 				t.Error("Check returned nil")
 			}
@@ -52,7 +57,11 @@ func TestMonitorNotMadeByNewDoesNotPanic(t *testing.T) {
 // context ends them and abandons the Check, deadline or not: it publishes
 // nothing, and its error is the context's, not a *CheckError.
 func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
-	for name, timeout := range map[string]time.Duration{"under a context without a deadline": 0, "under a context with a deadline": time.Hour} {
+	timeouts := map[string]time.Duration{
+		"under a context without a deadline": 0,
+		"under a context with a deadline":    time.Hour,
+	}
+	for name, timeout := range timeouts {
 		t.Run(name, func(t *testing.T) {
 			var finished atomic.Int32
 			started := make(chan struct{}, 3)
@@ -62,7 +71,8 @@ func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
 				<-r.Context().Done() // hangs until the Check's context ends
 				return nil, r.Context().Err()
 			})
-			m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example", "c", "http://c.example"), Base: base})
+			eps := named("a", "http://a.example", "b", "http://b.example", "c", "http://c.example")
+			m := mustNew(t, Config{Endpoints: eps, Base: base})
 			ctx, cancel := context.WithCancel(context.Background())
 			if timeout > 0 {
 				ctx, cancel = context.WithTimeout(context.Background(), timeout)
@@ -97,30 +107,42 @@ func TestProbesRunAtOnceWhileReadsAnswerFromTheSnapshotInForce(t *testing.T) {
 // The margin that ends the probes before the Check's deadline is a tenth of
 // the time left when they start, at most one second, whatever ProbeTimeout
 // adds; a Base sees it in each request's context. A context without a
-// deadline gives the requests none.
+// deadline gives the requests none. The test does not know the time left
+// when the probes started, only that they started after the context was
+// made (with want as its margin) and before the Base was called, so the
+// margin lies between the two.
 func TestProbeMarginIsATenthOfTheTimeLeftAtMostOneSecond(t *testing.T) {
 	tests := []struct {
 		name         string
 		timeout      time.Duration // the Check's context's; 0 sets no deadline
 		probeTimeout time.Duration
-		least, most  time.Duration // what the margin must be within
+		want         time.Duration // the margin, had the probes started at once
 	}{
-		{"a 5 s context ends the probes at 4.5 s", 5 * time.Second, 0, 490 * time.Millisecond, 500 * time.Millisecond},
-		{"a 2 s context ends them at 1.8 s", 2 * time.Second, 0, 196 * time.Millisecond, 200 * time.Millisecond},
-		{"a 30 s context ends them one second before its deadline, not three", 30 * time.Second, 0, time.Second, time.Second},
-		{"an hour's context ends them one second before its deadline", time.Hour, 0, time.Second, time.Second},
-		{"a longer ProbeTimeout changes nothing", 30 * time.Second, time.Hour, time.Second, time.Second},
-		{"a context without a deadline gives the probes none", 0, 0, 0, 0},
+		{"a 5 s context ends the probes at 4.5 s", 5 * time.Second, 0, 500 * time.Millisecond},
+		{"a 2 s context ends them at 1.8 s", 2 * time.Second, 0, 200 * time.Millisecond},
+		{"a 30 s context ends them a second before its deadline, not three",
+			30 * time.Second, 0, time.Second},
+		{"an hour's context ends them one second before its deadline", time.Hour, 0, time.Second},
+		{"a longer ProbeTimeout changes nothing", 30 * time.Second, time.Hour, time.Second},
+		{"a context without a deadline gives the probes none", 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			deadlines := make(chan time.Time, 1)
+			type call struct {
+				deadline time.Time // the request's
+				at       time.Time // when the Base was called
+			}
+			calls := make(chan call, 1)
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				deadline, _ := r.Context().Deadline()
-				deadlines <- deadline
+				calls <- call{deadline: deadline, at: time.Now()}
 				return response(r, http.StatusOK, answer(100), -1), nil
 			})
-			m := mustNew(t, Config{Endpoints: named("a", "http://a.example"), Base: base, ProbeTimeout: tt.probeTimeout})
+			m := mustNew(t, Config{
+				Endpoints:    named("a", "http://a.example"),
+				Base:         base,
+				ProbeTimeout: tt.probeTimeout,
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			if tt.timeout > 0 {
 				ctx, cancel = context.WithTimeout(context.Background(), tt.timeout)
@@ -129,26 +151,31 @@ func TestProbeMarginIsATenthOfTheTimeLeftAtMostOneSecond(t *testing.T) {
 			if err := m.Check(ctx); err != nil {
 				t.Fatal(err)
 			}
-			probe := <-deadlines
-			check, hasDeadline := ctx.Deadline()
+			probe := <-calls
+			deadline, hasDeadline := ctx.Deadline()
 			if !hasDeadline {
-				if !probe.IsZero() {
-					t.Errorf("the probe has the deadline %v, want none", probe)
+				if !probe.deadline.IsZero() {
+					t.Errorf("the probe has the deadline %v, want none", probe.deadline)
 				}
 				return
 			}
-			if margin := check.Sub(probe); probe.IsZero() || margin < tt.least || margin > tt.most {
-				t.Errorf("the probe ends %v before the Check's deadline, want from %v to %v", margin, tt.least, tt.most)
+			least := min(deadline.Sub(probe.at)/10, time.Second)
+			margin := deadline.Sub(probe.deadline)
+			if probe.deadline.IsZero() || margin > tt.want || margin < least {
+				t.Errorf("the probe ends %v before the Check's deadline, want from %v to %v",
+					margin, least, tt.want)
 			}
 		})
 	}
 }
 
 func TestCheckPublishesWhenAnyProbeSucceeds(t *testing.T) {
-	good, lagging, broken := newProvider(t, 100), newProvider(t, 90), newProvider(t, 100)
+	good := newProvider(t, 100)
+	lagging := newProvider(t, 90)
+	broken := newProvider(t, 100)
 	broken.on("eth_blockNumber", reply(http.StatusInternalServerError, ""))
 
-	t.Run("all succeed: nil error and a new snapshot, in which a provider that caught up is eligible again", func(t *testing.T) {
+	t.Run("all succeed: nil error, and one that caught up is eligible again", func(t *testing.T) {
 		m := mustNew(t, Config{Endpoints: named("good", good.URL, "lagging", lagging.URL), MaxLag: 3})
 		for _, height := range []uint64{90, 99} {
 			lagging.height.Store(height)
@@ -191,9 +218,10 @@ func checkKeeping(t *testing.T, m *Monitor, ctx context.Context) error {
 
 // A Check whose context ends while it probes publishes nothing, whatever
 // its probes found, and its error wraps the context's. Stats counts it as
-// sent and its failures as they were decided: good succeeds and rejecting
-// fails before slow cancels the Check, and slow's answer, handed back after
-// the cancel, fails as the cancel.
+// sent and its failures as they were decided, each under the Reason of its
+// failure: good succeeds and rejecting fails with a 401 before slow cancels
+// the Check, and slow's answer, handed back after the cancel, fails as the
+// cancel.
 func TestCancelledCheckKeepsSnapshotAndCountsItsFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -211,37 +239,41 @@ func TestCancelledCheckKeepsSnapshotAndCountsItsFailures(t *testing.T) {
 		}
 		return onceClosed(response(r, http.StatusOK, answer(100), -1), decided.Done), nil
 	})
-	m := mustNew(t, Config{Endpoints: named("good", "http://good.example", "rejecting", "http://rejecting.example", "slow", "http://slow.example"), MaxLag: 3, Base: base})
+	eps := named(
+		"good", "http://good.example",
+		"rejecting", "http://rejecting.example",
+		"slow", "http://slow.example",
+	)
+	m := mustNew(t, Config{Endpoints: eps, MaxLag: 3, Base: base})
 	if err := checkKeeping(t, m, ctx); !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Check = %v, want an error wrapping context.Canceled", err)
 	}
 	wantEligible(t, m, verdicts{"good": true, "rejecting": true, "slow": true})
+	rejected := reasonOf(&StatusError{StatusCode: http.StatusUnauthorized})
+	cancelled := reasonOf(context.Canceled)
 	want := Stats{Checks: 1, Endpoints: []EndpointStats{
 		{ID: "good", Failures: counted(nil)},
-		{ID: "rejecting", Failures: counted(map[Reason]uint64{ReasonUnauthorized: 1})},
-		{ID: "slow", Failures: counted(map[Reason]uint64{ReasonTransport: 1})},
+		{ID: "rejecting", Failures: counted(map[Reason]uint64{rejected: 1})},
+		{ID: "slow", Failures: counted(map[Reason]uint64{cancelled: 1})},
 	}}
 	if got := m.Stats(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
 	}
 }
 
-// onceClosed gives resp a body that calls f when it is first closed.
-func onceClosed(resp *http.Response, f func()) *http.Response {
-	resp.Body = &onClose{ReadCloser: resp.Body, f: f}
-	return resp
-}
-
 // gate is a Base that holds every probe until it is opened (or the probe's
 // context ends), reports each arrival on arrived, and records the most
 // probes it held at once.
 type gate struct {
-	arrived        chan struct{}
-	opened         chan struct{}
-	open           func()
-	inFlight, most atomic.Int32
+	arrived  chan struct{}
+	opened   chan struct{}
+	open     func()
+	inFlight atomic.Int32
+	most     atomic.Int32
 }
 
+// newGate returns a closed gate, which opens at the latest when the test
+// ends.
 func newGate(t *testing.T) *gate {
 	g := &gate{arrived: make(chan struct{}, 16), opened: make(chan struct{})}
 	g.open = sync.OnceFunc(func() { close(g.opened) })
@@ -249,10 +281,13 @@ func newGate(t *testing.T) *gate {
 	return g
 }
 
+// RoundTrip holds r until g opens or r's context ends.
 func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	n := g.inFlight.Add(1)
 	defer g.inFlight.Add(-1)
-	for most := g.most.Load(); n > most && !g.most.CompareAndSwap(most, n); most = g.most.Load() {
+	most := g.most.Load()
+	for n > most && !g.most.CompareAndSwap(most, n) {
+		most = g.most.Load()
 	}
 	g.arrived <- struct{}{}
 	select {
@@ -272,10 +307,12 @@ type waitingContext struct {
 	asked chan struct{}
 }
 
+// newWaitingContext returns a waitingContext over parent.
 func newWaitingContext(parent context.Context) *waitingContext {
 	return &waitingContext{Context: parent, asked: make(chan struct{})}
 }
 
+// Done closes asked the first time, and returns the parent's Done.
 func (c *waitingContext) Done() <-chan struct{} {
 	c.once.Do(func() { close(c.asked) })
 	return c.Context.Done()
@@ -331,7 +368,8 @@ func TestChecksAreSerialized(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := len(g.arrived); g.most.Load() != 1 || n != 1 {
-		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1 (the second Check's)", g.most.Load(), n)
+		t.Errorf("%d probes ran at once, %d probes after the first; want 1 and 1 (the second Check's)",
+			g.most.Load(), n)
 	}
 }
 
@@ -339,9 +377,12 @@ func TestChecksAreSerialized(t *testing.T) {
 // a Base that answers in memory, so that no connection goroutine, which
 // ends on its own schedule, is counted.
 func TestNothingRunsOnAfterNewOrCheckReturns(t *testing.T) {
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) { return response(r, http.StatusOK, answer(1), -1), nil })
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return response(r, http.StatusOK, answer(1), -1), nil
+	})
 	before := runtime.NumGoroutine()
-	m := mustNew(t, Config{Endpoints: named("a", "http://a.example", "b", "http://b.example"), Base: base})
+	eps := named("a", "http://a.example", "b", "http://b.example")
+	m := mustNew(t, Config{Endpoints: eps, Base: base})
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines after New, %d before", n, before)
 	}
@@ -425,8 +466,10 @@ func TestReadsWhileChecksPublishSeeOneSnapshotWhole(t *testing.T) {
 		}
 		for j, e := range st.Endpoints {
 			behind := j == i%2
-			if e.ID != ids[j] || e.Eligible == behind || e.Err != nil ||
-				behind && (e.Height != 90 || e.Lag != 10) || !behind && (e.Height != 100 || e.Lag != 0) {
+			lagging := e.Height == 90 && e.Lag == 10
+			leading := e.Height == 100 && e.Lag == 0
+			asJudged := behind && lagging || !behind && leading
+			if e.ID != ids[j] || e.Eligible == behind || e.Err != nil || !asJudged {
 				return fmt.Sprintf("%s is not as Check %d left it", e.ID, i)
 			}
 		}
@@ -444,18 +487,21 @@ func TestReadsWhileChecksPublishSeeOneSnapshotWhole(t *testing.T) {
 			// Gosched leaves the Checks some processor time.
 			for newest := (time.Time{}); !newest.Equal(last) && !stop.Load(); runtime.Gosched() {
 				before := m.Status()
-				a, b := m.Eligible("a"), m.Eligible("b")
+				a := m.Eligible("a")
+				b := m.Eligible("b")
 				after := m.Status()
 				if msg := cmp.Or(wrong(before), wrong(after)); msg != "" {
 					t.Errorf("a reader read %s: %+v, then %+v", msg, before, after)
 					return
 				}
 				if before.Checked.Before(newest) || after.Checked.Before(before.Checked) {
-					t.Errorf("a reader read the Check of %s after that of %s", hms(after.Checked), hms(newest))
+					t.Errorf("a reader read the Check of %s after that of %s",
+						hms(after.Checked), hms(newest))
 					return
 				}
 				newest = after.Checked
-				if before.Checked.Equal(after.Checked) && (a != before.Endpoints[0].Eligible || b != before.Endpoints[1].Eligible) {
+				sameSnapshot := before.Checked.Equal(after.Checked)
+				if sameSnapshot && (a != before.Endpoints[0].Eligible || b != before.Endpoints[1].Eligible) {
 					t.Errorf("Eligible answered a %v, b %v within the snapshot %+v", a, b, before)
 					return
 				}
@@ -464,7 +510,8 @@ func TestReadsWhileChecksPublishSeeOneSnapshotWhole(t *testing.T) {
 	}
 	for i := range checks {
 		turn = i
-		behind, ahead := i%2, 1-i%2
+		behind := i % 2
+		ahead := 1 - behind
 		providers[behind].height.Store(90)
 		providers[ahead].height.Store(100)
 		if err := check(m); err != nil || m.Eligible(ids[behind]) || !m.Eligible(ids[ahead]) {

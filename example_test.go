@@ -62,7 +62,8 @@ func ExampleMonitor() {
 	}
 	client := &http.Client{Transport: transport}
 	ctx := failnext.WithFailoverAllowed(context.Background())
-	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000000","latest"]}`
+	const zero = "0x0000000000000000000000000000000000000000"
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + zero + `","latest"]}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, primary.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
@@ -88,7 +89,8 @@ func ExampleConfig_quorum() {
 	for _, height := range []uint64{1000000000, 100, 99, 90} {
 		node := fakeNode(fmt.Sprintf("0x%x", height))
 		defer node.Close()
-		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(fmt.Sprint(height)), URL: node.URL})
+		id := failnext.EndpointID(fmt.Sprint(height))
+		endpoints = append(endpoints, failnext.Endpoint{ID: id, URL: node.URL})
 	}
 	for _, quorum := range []int{0, 2, 3, 5} {
 		monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, Quorum: quorum})
@@ -123,10 +125,16 @@ func ExampleConfig_maxAhead() {
 	for i, height := range []string{"0x64", "0x64", "0x10000000000"} { // 100, 100, 2^40
 		node := fakeNode(height)
 		defer node.Close()
-		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID("abc"[i : i+1]), URL: node.URL})
+		id := failnext.EndpointID("abc"[i : i+1])
+		endpoints = append(endpoints, failnext.Endpoint{ID: id, URL: node.URL})
 	}
 	for _, maxAhead := range []uint64{0, 10} {
-		monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: 3, Quorum: 2, MaxAhead: maxAhead})
+		monitor, err := blocklag.New(blocklag.Config{
+			Endpoints: endpoints,
+			MaxLag:    3,
+			Quorum:    2,
+			MaxAhead:  maxAhead,
+		})
 		if err != nil {
 			panic(err)
 		}
@@ -134,7 +142,8 @@ func ExampleConfig_maxAhead() {
 			panic(err)
 		}
 		c := monitor.Status().Endpoints[2]
-		fmt.Printf("MaxAhead %d: c eligible %v, lag %d, %d blocks ahead\n", maxAhead, c.Eligible, c.Lag, c.Ahead)
+		fmt.Printf("MaxAhead %d: c eligible %v, lag %d, %d blocks ahead\n",
+			maxAhead, c.Eligible, c.Lag, c.Ahead)
 	}
 
 	// Output:
@@ -189,7 +198,10 @@ func ExampleConfig_base() {
 	defer guarded.Close()
 
 	base := withKey{next: http.DefaultTransport.(*http.Transport).Clone(), key: "k3y"}
-	monitor, err := blocklag.New(blocklag.Config{Endpoints: []failnext.Endpoint{{ID: "guarded", URL: guarded.URL}}, Base: base})
+	monitor, err := blocklag.New(blocklag.Config{
+		Endpoints: []failnext.Endpoint{{ID: "guarded", URL: guarded.URL}},
+		Base:      base,
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -226,7 +238,7 @@ func ExampleConfig_probeTimeout() {
 
 	monitor, err := blocklag.New(blocklag.Config{
 		Endpoints:    []failnext.Endpoint{{ID: "fast", URL: fast.URL}, {ID: "hung", URL: hung.URL}},
-		ProbeTimeout: 200 * time.Millisecond,
+		ProbeTimeout: time.Second,
 	})
 	if err != nil {
 		panic(err)
@@ -252,7 +264,8 @@ func ExampleCheckError() {
 	infura := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "60")
 		w.WriteHeader(http.StatusTooManyRequests)
-		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded"}}`)
+		const limit = `{"code":-32005,"message":"daily request count exceeded"}`
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":`+limit+`}`)
 	}))
 	defer infura.Close()
 
@@ -272,7 +285,8 @@ func ExampleCheckError() {
 			var se *blocklag.StatusError
 			var rpc *blocklag.RPCError
 			if errors.As(pe, &se) && errors.As(pe, &rpc) {
-				fmt.Printf("%s: %s, status %d, RPC code %d, retry after %v\n", pe.Endpoint, pe.Reason(), se.StatusCode, rpc.Code, se.RetryAfter)
+				fmt.Printf("%s: %s, status %d, RPC code %d, retry after %v\n",
+					pe.Endpoint, pe.Reason(), se.StatusCode, rpc.Code, se.RetryAfter)
 			}
 		}
 	}

@@ -13,10 +13,10 @@ import (
 // QUANTITY, narrowed to values that fit in 64 bits.
 var canonicalQuantity = regexp.MustCompile(`^0x(0|[1-9a-f][0-9a-f]{0,15})$`)
 
-// acceptedIndependently is a second, differently built reading: it decodes the
-// body with json.Unmarshal into a map (where parseQuantity walks tokens), and checks
-// the result with a regular expression and strconv.ParseUint (where parseQuantity
-// checks characters). It cannot see members named twice.
+// acceptedIndependently is a second, differently built reading: it decodes
+// the body with json.Unmarshal into a map (where parseQuantity walks tokens),
+// and checks the result with a regular expression and strconv.ParseUint
+// (where parseQuantity checks characters). It cannot see members named twice.
 func acceptedIndependently(body []byte) (uint64, bool) {
 	if len(body) > maxBody {
 		return 0, false
@@ -26,7 +26,11 @@ func acceptedIndependently(body []byte) (uint64, bool) {
 		return 0, false
 	}
 	var version, result string
-	if json.Unmarshal(members["jsonrpc"], &version) != nil || version != "2.0" || !strings.HasPrefix(string(members["jsonrpc"]), `"`) {
+	rawVersion := members["jsonrpc"]
+	if !strings.HasPrefix(string(rawVersion), `"`) || json.Unmarshal(rawVersion, &version) != nil {
+		return 0, false
+	}
+	if version != "2.0" {
 		return 0, false
 	}
 	if id, ok := decodeNumber(members["id"]); !ok || id != "1" {
@@ -35,7 +39,11 @@ func acceptedIndependently(body []byte) (uint64, bool) {
 	if e, ok := members["error"]; ok && string(e) != "null" {
 		return 0, false
 	}
-	if raw := members["result"]; !strings.HasPrefix(string(raw), `"`) || json.Unmarshal(raw, &result) != nil || !canonicalQuantity.MatchString(result) {
+	rawResult := members["result"]
+	if !strings.HasPrefix(string(rawResult), `"`) || json.Unmarshal(rawResult, &result) != nil {
+		return 0, false
+	}
+	if !canonicalQuantity.MatchString(result) {
 		return 0, false
 	}
 	height, err := strconv.ParseUint(result[2:], 16, 64)
@@ -55,16 +63,19 @@ func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 	return n, ok
 }
 
-// FuzzParseQuantity feeds parseQuantity arbitrary bodies, seeded from the table of
-// TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule. It must never panic; a
-// rejection's message, as Check reports it, holds no control character;
-// whenever it accepts, the independent reading agrees on the verdict and the
-// height, which it reads only from a result in canonical form. Run longer with:
+// FuzzParseQuantity feeds parseQuantity arbitrary bodies, seeded from the
+// table of TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule and bodies
+// at the size limit. It must never panic; a rejection's message, as Check
+// reports it, holds no control character; whenever it accepts, the
+// independent reading agrees on the verdict and the height, which it reads
+// only from a result in canonical form. Run longer with:
 // go test -run '^$' -fuzz FuzzParseQuantity -fuzztime 5m -parallel 1
 func FuzzParseQuantity(f *testing.F) {
 	for _, c := range answerCases {
 		f.Add([]byte(c.body))
 	}
+	f.Add([]byte(valid + strings.Repeat(" ", maxBody-len(valid))))
+	f.Add([]byte(valid + strings.Repeat(" ", maxBody+1-len(valid))))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		height, err := parseQuantity(body, nil)
 		want, ok := acceptedIndependently(body)

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,11 +28,30 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
+// This file holds what the tests share: fake providers and Bases, the
+// answers they send, and the assertions that several tests make.
+
+// update makes the tests that compare with golden files under testdata
+// rewrite those files from what the code gives, instead of comparing.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata from what the code gives")
+
+// TestMain runs the tests, or serves the remote providers in the child
+// process of the benchmarks that use them.
+func TestMain(m *testing.M) {
+	if os.Getenv(remoteProvidersEnv) != "" {
+		serveRemoteProviders() // which exits
+	}
+	os.Exit(m.Run())
+}
+
 // The two requests a probe sends, written out apart from the code.
 const (
 	heightRequest = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 	chainRequest  = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
 )
+
+// valid is the answer of a provider at height 100.
+const valid = `{"jsonrpc":"2.0","id":1,"result":"0x64"}`
 
 // isUserAgent matches blocklag's User-Agent, whichever version of the
 // module the build records (none when these tests run in this repository,
@@ -42,17 +65,20 @@ var isUserAgent = regexp.MustCompile(`^failnext-blocklag(/v[0-9][0-9A-Za-z.+-]*)
 func readRequest(t testing.TB, r *http.Request) string {
 	t.Helper()
 	b, err := io.ReadAll(r.Body)
+	h := r.Header
 	switch {
 	case err != nil:
 		t.Errorf("reading a request: %v", err)
 	case r.Method != http.MethodPost:
 		t.Errorf("method %s, want POST", r.Method)
-	case r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json":
-		t.Errorf("headers %v lack the JSON content type or accept", r.Header)
-	case !isUserAgent(r.Header.Get("User-Agent")):
-		t.Errorf("User-Agent %q, want failnext-blocklag, with the module's version if the build records one", r.Header.Get("User-Agent"))
-	case r.Header.Get("Accept-Encoding") != "identity":
-		t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent", r.Header.Get("Accept-Encoding"))
+	case h.Get("Content-Type") != "application/json" || h.Get("Accept") != "application/json":
+		t.Errorf("headers %v lack the JSON content type or accept", h)
+	case !isUserAgent(h.Get("User-Agent")):
+		t.Errorf("User-Agent %q, want failnext-blocklag, with the module's version "+
+			"if the build records one", h.Get("User-Agent"))
+	case h.Get("Accept-Encoding") != "identity":
+		t.Errorf("Accept-Encoding %q, want identity, so that the size limit counts the bytes sent",
+			h.Get("Accept-Encoding"))
 	case string(b) == heightRequest:
 		return "eth_blockNumber"
 	case string(b) == chainRequest:
@@ -83,7 +109,13 @@ type provider struct {
 // when the test ends.
 func newProvider(t testing.TB, height uint64) *provider {
 	t.Helper()
-	p := &provider{t: t, chainRes: `"0x1"`, handlers: map[string]http.HandlerFunc{}, calls: map[string]int{}, uris: map[string]int{}}
+	p := &provider{
+		t:        t,
+		chainRes: `"0x1"`,
+		handlers: map[string]http.HandlerFunc{},
+		calls:    map[string]int{},
+		uris:     map[string]int{},
+	}
 	p.height.Store(height)
 	p.Server = newServer(t, p.serve)
 	return p
@@ -95,7 +127,8 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.calls[method]++
 	p.uris[r.URL.RequestURI()]++
-	h, chainRes := p.handlers[method], p.chainRes
+	h := p.handlers[method]
+	chainRes := p.chainRes
 	p.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	switch {
@@ -198,15 +231,25 @@ func response(r *http.Request, status int, body string, length int64) *http.Resp
 	}
 }
 
+// roundTripFunc lets a test stand in for Config.Base.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // recorder is a Base over http.DefaultTransport that counts the requests
 // it is handed, the bodies it handed out and has not seen closed, and the
 // calls to its CloseIdleConnections. With height set, it answers every
 // eth_blockNumber request itself, at that height.
 type recorder struct {
-	height                   uint64
-	requests, open, closings atomic.Int32
+	height   uint64
+	requests atomic.Int32
+	open     atomic.Int32
+	closings atomic.Int32
 }
 
+// RoundTrip counts r and answers it, itself or through
+// http.DefaultTransport.
 func (b *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	b.requests.Add(1)
 	body, err := io.ReadAll(r.Body)
@@ -225,10 +268,11 @@ func (b *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	b.open.Add(1)
-	resp.Body = &onClose{ReadCloser: resp.Body, f: func() { b.open.Add(-1) }}
+	onceClosed(resp, func() { b.open.Add(-1) })
 	return resp, nil
 }
 
+// CloseIdleConnections counts the call; blocklag must never make it.
 func (b *recorder) CloseIdleConnections() { b.closings.Add(1) }
 
 // onClose is a body that calls f when it is first closed.
@@ -238,13 +282,30 @@ type onClose struct {
 	f    func()
 }
 
+// Close calls f the first time, then closes the body.
 func (c *onClose) Close() error {
 	c.once.Do(c.f)
 	return c.ReadCloser.Close()
 }
 
+// onceClosed gives resp a body that calls f when it is first closed, and
+// returns resp.
+func onceClosed(resp *http.Response, f func()) *http.Response {
+	resp.Body = &onClose{ReadCloser: resp.Body, f: f}
+	return resp
+}
+
+// fakeNetError is a net.Error from a Base, whose text quotes the URL.
+type fakeNetError struct{ timeout bool }
+
+func (e fakeNetError) Error() string   { return "i/o on http://rpc.example/v3/path1SECRET" }
+func (e fakeNetError) Timeout() bool   { return e.timeout }
+func (e fakeNetError) Temporary() bool { return false }
+
+// idOf is the ID "p" followed by i.
 func idOf(i int) failnext.EndpointID { return failnext.EndpointID(fmt.Sprint("p", i)) }
 
+// mustNew returns New(cfg), and ends the test when New refuses cfg.
 func mustNew(t testing.TB, cfg Config) *Monitor {
 	t.Helper()
 	m, err := New(cfg)
@@ -262,6 +323,9 @@ func named(pairs ...string) []failnext.Endpoint {
 	}
 	return eps
 }
+
+// check runs m.Check with a background context.
+func check(m *Monitor) error { return m.Check(context.Background()) }
 
 // probeErrors collects the ProbeErrors of err, Check's error, by endpoint:
 // none when err is nil. Any other error than a *CheckError fails t.
@@ -289,6 +353,43 @@ func probeErrors(t *testing.T, err error) map[failnext.EndpointID]*ProbeError {
 	return out
 }
 
+// probeOne checks the one endpoint cfg has, "a", which must fail, and
+// returns its ProbeError and Check's error.
+func probeOne(t *testing.T, cfg Config) (*ProbeError, error) {
+	t.Helper()
+	err := check(mustNew(t, cfg))
+	pe := probeErrors(t, err)["a"]
+	if pe == nil {
+		t.Fatalf("Check = %v, want a ProbeError for a", err)
+	}
+	return pe, err
+}
+
+// statusIs returns a function that reports whether errors.As finds a
+// *StatusError with code in an error.
+func statusIs(code int) func(error) bool {
+	return func(err error) bool {
+		var se *StatusError
+		return errors.As(err, &se) && se.StatusCode == code
+	}
+}
+
+// timedOut reports whether err is a failure of a probe that ran out of
+// time, as code tells one.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+// noTypedFailure reports whether errors.As and errors.Is find none of the
+// failures that blocklag types in err, as in a transport failure.
+func noTypedFailure(err error) bool {
+	return !errors.As(err, new(*StatusError)) &&
+		!errors.As(err, new(*RPCError)) &&
+		!errors.As(err, new(*ChainIDError)) &&
+		!errors.Is(err, ErrBadAnswer) &&
+		!timedOut(err)
+}
+
 // verdicts are what Eligible should answer, by ID.
 type verdicts map[failnext.EndpointID]bool
 
@@ -303,26 +404,62 @@ func wantEligible(t testing.TB, m *Monitor, want verdicts) {
 	}
 }
 
-// roundTripFunc lets a test stand in for Config.Base.
-type roundTripFunc func(*http.Request) (*http.Response, error)
+// everyReason is each Reason a probe can fail with, written out here
+// rather than taken from the code under test.
+var everyReason = []Reason{
+	ReasonRateLimited,
+	ReasonUnauthorized,
+	ReasonHTTPStatus,
+	ReasonRPCError,
+	ReasonWrongChain,
+	ReasonBadAnswer,
+	ReasonTimeout,
+	ReasonTransport,
+}
 
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// counted is a Failures map as Stats gives it: every Reason, 0 unless n
+// says otherwise.
+func counted(n map[Reason]uint64) map[Reason]uint64 {
+	all := map[Reason]uint64{}
+	for _, r := range everyReason {
+		all[r] = n[r]
+	}
+	return all
+}
 
-// check runs m.Check with a background context.
-func check(m *Monitor) error { return m.Check(context.Background()) }
+// clockAt is a time of day on one fixed date, in UTC: clockAt("10:00:05").
+func clockAt(hms string) time.Time {
+	tod, err := time.Parse(time.TimeOnly, hms)
+	if err != nil {
+		panic(err)
+	}
+	return time.Date(2026, 1, 2, tod.Hour(), tod.Minute(), tod.Second(), 0, time.UTC)
+}
+
+// hms shows a time as clockAt takes it: "" for zero.
+func hms(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.TimeOnly)
+}
 
 // hasControl reports whether s could forge or reorder a line of a log or a
 // terminal: whether it holds a byte that is not valid UTF-8 or a rune that
 // package unicode does not count as printable (which takes in every control
 // and formatting character, and every space but U+0020).
 func hasControl(s string) bool {
-	return !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+	if !utf8.ValidString(s) {
+		return true
+	}
+	return strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
 }
 
 // withSecrets adds a secret holding the word SECRET to each part of rawURL
 // that providers use for API keys: its userinfo, path and query.
 func withSecrets(rawURL string) string {
-	return strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1) + "/v3/path1SECRET?apikey=query1SECRET"
+	withUser := strings.Replace(rawURL, "://", "://userSECRET:passSECRET@", 1)
+	return withUser + "/v3/path1SECRET?apikey=query1SECRET"
 }
 
 // eachError calls f with err and every error it wraps, all the way down.
@@ -341,24 +478,6 @@ func eachError(err error, f func(error)) {
 	}
 }
 
-// TestMain runs the tests, or serves the remote providers in the child
-// process of the benchmarks that use them.
-func TestMain(m *testing.M) {
-	if os.Getenv(remoteProvidersEnv) != "" {
-		serveRemoteProviders() // which exits
-	}
-	os.Exit(m.Run())
-}
-
-// clockAt is a time of day on one fixed date, in UTC: clockAt("10:00:05").
-func clockAt(hms string) time.Time {
-	tod, err := time.Parse(time.TimeOnly, hms)
-	if err != nil {
-		panic(err)
-	}
-	return time.Date(2026, 1, 2, tod.Hour(), tod.Minute(), tod.Second(), 0, time.UTC)
-}
-
 // assertShowsNone fails t when err, or any error it wraps, shows SECRET or
 // one of the non-empty forbidden texts, as Error or fmt's %v, %+v or %#v
 // gives it, or as slog's text and JSON handlers log it.
@@ -366,12 +485,71 @@ func assertShowsNone(t *testing.T, err error, forbidden ...string) {
 	t.Helper()
 	forbidden = append(forbidden, "SECRET")
 	eachError(err, func(e error) {
-		for _, shown := range []string{e.Error(), fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e), logged(e, textHandler), logged(e, jsonHandler)} {
+		shown := []string{
+			e.Error(),
+			fmt.Sprintf("%v", e),
+			fmt.Sprintf("%+v", e),
+			fmt.Sprintf("%#v", e),
+			logged(e, textHandler),
+			logged(e, jsonHandler),
+		}
+		for _, text := range shown {
 			for _, f := range forbidden {
-				if f != "" && strings.Contains(shown, f) {
-					t.Errorf("error %q (%T) shows %q", shown, e, f)
+				if f != "" && strings.Contains(text, f) {
+					t.Errorf("error %q (%T) shows %q", text, e, f)
 				}
 			}
 		}
 	})
+}
+
+// logged is what handler writes for slog.Info("check", "status", v),
+// without the time.
+func logged(v any, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
+	var buf strings.Builder
+	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	slog.New(handler(&buf, opts)).Info("check", "status", v)
+	return buf.String()
+}
+
+// textHandler and jsonHandler are slog's two handlers, as logged takes them.
+func textHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewTextHandler(w, o) }
+func jsonHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewJSONHandler(w, o) }
+
+// allocatedBy returns how many bytes the program allocated while f ran.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// golden compares got with the golden file at path, under testdata, or
+// writes got there when the tests run with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	path = filepath.Join("testdata", path)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("the code gives\n%s\nwhere %s holds\n%s\n(go test -run %s -update rewrites it)",
+			got, path, want, t.Name())
+	}
 }

@@ -64,8 +64,9 @@ func TestProviderJSONShowsNoKey(t *testing.T) {
 		{name: "a key holding %FF echoed as its raw byte in a message",
 			url:   "http://node.example/v3/k%FFey0123456789",
 			piece: "ey012345",
-			body:  "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32000,\"message\":\"bad key k\xffey0123456789\"}}",
-			want:  `RPC error -32000: "bad key [redacted]"`},
+			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,` +
+				"\"message\":\"bad key k\xffey0123456789\"}}",
+			want: `RPC error -32000: "bad key [redacted]"`},
 		{name: "a key holding %FF echoed as its raw byte in a result",
 			url:   "http://node.example/v3/k%FFey0123456789",
 			piece: "ey012345",
@@ -84,14 +85,16 @@ func TestProviderJSONShowsNoKey(t *testing.T) {
 		{name: "a key echoed with JSON escapes in a message",
 			url:   "http://node.example/v3/escaped0123456789",
 			piece: "ed012345",
-			body:  `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bad key e\u0073caped0123456789"}}`,
-			want:  `RPC error -32000: "bad key [redacted]"`},
+			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,` +
+				`"message":"bad key e\u0073caped0123456789"}}`,
+			want: `RPC error -32000: "bad key [redacted]"`},
 		{name: "a key holding %FF echoed in the message of a 401",
 			url:    "http://node.example/v3/k%FFey0123456789",
 			piece:  "ey012345",
 			status: http.StatusUnauthorized,
-			body:   "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32002,\"message\":\"k\xffey0123456789\"}}",
-			want:   `HTTP status 401: RPC error -32002: "[redacted]"`},
+			body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32002,` +
+				"\"message\":\"k\xffey0123456789\"}}",
+			want: `HTTP status 401: RPC error -32002: "[redacted]"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -106,47 +109,6 @@ func TestProviderJSONShowsNoKey(t *testing.T) {
 				t.Errorf("Check = %v, want it to say %q", err, tt.want)
 			}
 			assertShowsNone(t, err, tt.piece)
-		})
-	}
-}
-
-// TestErrorObjectWithIntegerCodeIsAnRPCError pins that an error object with
-// an integer code is an *RPCError under any status, with or without a
-// message, so that one object has one Reason.
-func TestErrorObjectWithIntegerCodeIsAnRPCError(t *testing.T) {
-	for _, tt := range []struct {
-		name    string
-		status  int
-		body    string
-		reason  Reason
-		message string
-	}{
-		{name: "a limit without a message under 200 is rate limited",
-			status: 200, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005}}`, reason: ReasonRateLimited},
-		{name: "a limit without a message under 503 is rate limited",
-			status: 503, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32005}}`, reason: ReasonRateLimited},
-		{name: "a null message counts as none",
-			status: 200, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":null}}`,
-			reason: ReasonRPCError},
-		{name: "a message is kept",
-			status: 200, body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}}`,
-			reason: ReasonRPCError, message: "no such method"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				return response(r, tt.status, tt.body, -1), nil
-			})
-			pe := probeErrors(t, check(mustNew(t, Config{Endpoints: named("a", "http://a.example/"), Base: base})))["a"]
-			var rpc *RPCError
-			if !errors.As(pe, &rpc) {
-				t.Fatalf("the probe's error %v holds no *RPCError", pe)
-			}
-			if rpc.Message != tt.message {
-				t.Errorf("Message = %q, want %q", rpc.Message, tt.message)
-			}
-			if got := pe.Reason(); got != tt.reason {
-				t.Errorf("Reason = %q, want %q", got, tt.reason)
-			}
 		})
 	}
 }
@@ -263,5 +225,36 @@ func (w *secretWalker) walk(path string, v reflect.Value) {
 			w.walk(path+"[key]", k)
 			w.walk(path+"[value]", v.MapIndex(k))
 		}
+	}
+}
+
+// TestQuotesAroundShownTextCannotCompleteASecret pins that the quotes
+// blocklag writes around a transport error's text are masked with it: a
+// password that ends or a user name that begins with a quote is not shown
+// by the error the ProbeError unwraps to either.
+func TestQuotesAroundShownTextCannotCompleteASecret(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		url       string
+		text      string // the Base's error
+		forbidden string // what no error of the chain may show
+	}{
+		{name: "a password that ends with a quote",
+			url: "http://admin:hunter2%22@rpc.example/", text: "login as hunter2", forbidden: `hunter2"`},
+		{name: "a user name that begins with a quote",
+			url: "http://%22rpcadmin:pw@rpc.example/", text: "rpcadmin refused", forbidden: `"rpcadmin`},
+		{name: "a password that ends with an apostrophe",
+			url: "http://admin:hunter2%27@rpc.example/", text: "login as hunter2", forbidden: `hunter2"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) {
+				return nil, errors.New(tt.text)
+			})
+			err := check(mustNew(t, Config{Endpoints: named("a", tt.url), Base: base}))
+			if err == nil {
+				t.Fatal("Check succeeded; want the Base's error")
+			}
+			assertShowsNone(t, err, tt.forbidden)
+		})
 	}
 }

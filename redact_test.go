@@ -24,8 +24,9 @@ func TestRedactShowsAReadsErrorAsAProbeShowsATransportError(t *testing.T) {
 	}{
 		{name: "a 401 body that echoes one provider's key shows the marker",
 			monitor: keyed,
-			text:    `401 Unauthorized: {"jsonrpc":"2.0","id":1,"error":{"message":"invalid project id ` + infuraKey + `"}}`,
-			want:    `401 Unauthorized: {'jsonrpc':'2.0','id':1,'error':{'message':'invalid project id [redacted]'}}`},
+			text: `401 Unauthorized: {"error":{"message":"invalid project id ` +
+				infuraKey + `"}}`,
+			want: `401 Unauthorized: {'error':{'message':'invalid project id [redacted]'}}`},
 		{name: "another provider's password is masked too",
 			monitor: keyed,
 			text:    "auth failed for rpcuser:hunter2hunter2",

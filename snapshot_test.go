@@ -12,6 +12,8 @@ import (
 	"github.com/yermakovsa/failnext"
 )
 
+// The reference is the Quorum-th highest height, counting equal heights one
+// by one, or the lowest when there are fewer.
 func TestReferenceIsTheKthHighestHeight(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -37,6 +39,8 @@ func TestReferenceIsTheKthHighestHeight(t *testing.T) {
 	}
 }
 
+// An endpoint is eligible when it answered at most MaxLag blocks below the
+// reference and, with MaxAhead set, at most MaxAhead above it.
 func TestNextSnapshotJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) {
 	failed := outcome{err: errors.New("down")}
 	at := func(h uint64) outcome { return outcome{height: h} }
@@ -47,15 +51,24 @@ func TestNextSnapshotJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) 
 		want     []bool // nil: nothing to publish
 	}{
 		{"no success publishes nothing", []outcome{failed, failed}, rules{maxLag: 3}, nil},
-		{"failed probes do not count toward the quorum", []outcome{at(1000), failed, failed, at(10)}, rules{maxLag: 3, quorum: 2}, []bool{true, false, false, true}},
-		{"the lag may equal MaxLag, one block more may not", []outcome{at(10), at(7), at(6)}, rules{maxLag: 3}, []bool{true, true, false}},
-		{"MaxLag 0 keeps only the reference", []outcome{at(10), at(10), at(9)}, rules{}, []bool{true, true, false}},
-		{"the reference is the highest success wherever it is listed; a failed probe is ineligible", []outcome{at(5), at(20), at(17), failed}, rules{maxLag: 3}, []bool{false, true, true, false}},
+		{"failed probes do not count toward the quorum", []outcome{at(1000), failed, failed, at(10)},
+			rules{maxLag: 3, quorum: 2}, []bool{true, false, false, true}},
+		{"the lag may equal MaxLag, one block more may not", []outcome{at(10), at(7), at(6)},
+			rules{maxLag: 3}, []bool{true, true, false}},
+		{"MaxLag 0 keeps only the reference", []outcome{at(10), at(10), at(9)}, rules{},
+			[]bool{true, true, false}},
+		{"the reference is the highest success wherever it is listed; a failed probe is ineligible",
+			[]outcome{at(5), at(20), at(17), failed}, rules{maxLag: 3}, []bool{false, true, true, false}},
 		{"height zero is a height", []outcome{at(0), at(2)}, rules{maxLag: 1}, []bool{false, true}},
-		{"the widest lag", []outcome{at(math.MaxUint64), at(0)}, rules{maxLag: math.MaxUint64}, []bool{true, true}},
-		{"one short of the widest lag", []outcome{at(math.MaxUint64), at(0)}, rules{maxLag: math.MaxUint64 - 1}, []bool{true, false}},
-		{"above the quorum reference has lag 0", []outcome{at(math.MaxUint64), at(5), at(5)}, rules{quorum: 2}, []bool{true, true, true}},
-		{"MaxAhead above the quorum reference is eligible, one block more is not", []outcome{at(20), at(10), at(10), at(13)}, rules{maxAhead: 3, quorum: 3}, []bool{false, true, true, true}},
+		{"the widest lag", []outcome{at(math.MaxUint64), at(0)}, rules{maxLag: math.MaxUint64},
+			[]bool{true, true}},
+		{"one short of the widest lag", []outcome{at(math.MaxUint64), at(0)},
+			rules{maxLag: math.MaxUint64 - 1}, []bool{true, false}},
+		{"above the quorum reference has lag 0", []outcome{at(math.MaxUint64), at(5), at(5)},
+			rules{quorum: 2}, []bool{true, true, true}},
+		{"MaxAhead above the quorum reference is eligible, one block more is not",
+			[]outcome{at(20), at(10), at(10), at(13)}, rules{maxAhead: 3, quorum: 3},
+			[]bool{false, true, true, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +88,8 @@ func TestNextSnapshotJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) 
 			}
 			for i, want := range tt.want {
 				if s.eligible[idOf(i)] != want || s.status.Endpoints[i].Eligible != want {
-					t.Errorf("endpoint %d: eligible %v in the map and %v in Status, want %v", i, s.eligible[idOf(i)], s.status.Endpoints[i].Eligible, want)
+					t.Errorf("endpoint %d: eligible %v in the map and %v in Status, want %v",
+						i, s.eligible[idOf(i)], s.status.Endpoints[i].Eligible, want)
 				}
 			}
 		})
@@ -87,16 +101,18 @@ func TestNextSnapshotJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) 
 // alone.
 func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	eps := []endpoint{{id: "a"}, {id: "b"}}
+	maxLag3 := rules{maxLag: 3}
 	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}, latency: 2 * time.Second}
-	first := nextSnapshot(failOpen(eps, 3), []outcome{{height: 100}, {height: 90}}, clockAt("10:00:00"), rules{maxLag: 3})
+	answered := []outcome{{height: 100}, {height: 90}}
+	first := nextSnapshot(failOpen(eps, 3), answered, clockAt("10:00:00"), maxLag3)
 	kept := *first
 	kept.status.Endpoints = slices.Clone(first.status.Endpoints)
 	kept.highest = slices.Clone(first.highest)
 	kept.eligible = maps.Clone(first.eligible)
 
 	outcomes := []outcome{{height: 95, latency: 40 * time.Millisecond}, down}
-	second := nextSnapshot(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
-	again := nextSnapshot(first, outcomes, clockAt("10:00:10"), rules{maxLag: 3})
+	second := nextSnapshot(first, outcomes, clockAt("10:00:10"), maxLag3)
+	again := nextSnapshot(first, outcomes, clockAt("10:00:10"), maxLag3)
 
 	if !reflect.DeepEqual(*first, kept) {
 		t.Errorf("nextSnapshot changed the snapshot it follows:\n%+v\nwas\n%+v", *first, kept)
@@ -106,17 +122,29 @@ func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	}
 	want := &snapshot{
 		eligible: map[failnext.EndpointID]bool{"a": true, "b": false},
-		status: Status{Checked: clockAt("10:00:10"), Reference: 95, MaxLag: 3, Advanced: clockAt("10:00:00"), Endpoints: []EndpointStatus{
-			{ID: "a", Eligible: true, Height: 95, Latency: 40 * time.Millisecond, Advanced: clockAt("10:00:00")},
-			{ID: "b", Err: down.err, Latency: 2 * time.Second, Advanced: clockAt("10:00:00")},
-		}},
+		status: Status{
+			Checked:   clockAt("10:00:10"),
+			Reference: 95,
+			MaxLag:    3,
+			Advanced:  clockAt("10:00:00"),
+			Endpoints: []EndpointStatus{
+				{
+					ID:       "a",
+					Eligible: true,
+					Height:   95,
+					Latency:  40 * time.Millisecond,
+					Advanced: clockAt("10:00:00"),
+				},
+				{ID: "b", Err: down.err, Latency: 2 * time.Second, Advanced: clockAt("10:00:00")},
+			},
+		},
 		// a dipped, so its mark stays at 100; b failed, so its mark stays.
 		highest: []highWater{{height: 100, counted: true}, {height: 90, counted: true}},
 	}
 	if !reflect.DeepEqual(second, want) {
 		t.Errorf("nextSnapshot =\n%+v\nwant\n%+v", second, want)
 	}
-	if nothing := nextSnapshot(first, []outcome{down, down}, clockAt("10:00:20"), rules{maxLag: 3}); nothing != nil {
+	if nothing := nextSnapshot(first, []outcome{down, down}, clockAt("10:00:20"), maxLag3); nothing != nil {
 		t.Errorf("nextSnapshot with no success = %+v, want nil", nothing)
 	}
 }

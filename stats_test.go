@@ -9,75 +9,88 @@ import (
 	"testing"
 )
 
-// everyReason is each Reason a probe can fail with, written out here
-// rather than taken from the code under test.
-var everyReason = []Reason{
-	ReasonRateLimited, ReasonUnauthorized, ReasonHTTPStatus, ReasonRPCError,
-	ReasonWrongChain, ReasonBadAnswer, ReasonTimeout, ReasonTransport,
-}
-
-// counted is a Failures map as Stats gives it: every Reason, 0 unless n
-// says otherwise.
-func counted(n map[Reason]uint64) map[Reason]uint64 {
-	all := map[Reason]uint64{}
-	for _, r := range everyReason {
-		all[r] = n[r]
-	}
-	return all
-}
-
-// Each failure is counted under its Reason and no other, in every Check.
+// Each failure is counted once per Check under the Reason of its
+// ProbeError and under no other; between them, the failures of the table
+// count under every Reason.
 func TestStatsCountEachFailureUnderItsReason(t *testing.T) {
+	seen := map[Reason]bool{}
 	for _, f := range failures {
 		t.Run(f.name, func(t *testing.T) {
 			m := mustNew(t, f.config(t))
-			check(m)
-			check(m)
+			var reasons []Reason
+			for range 2 {
+				pe := probeErrors(t, check(m))["a"]
+				if pe == nil {
+					t.Fatal("the probe did not fail")
+				}
+				reasons = append(reasons, pe.Reason())
+			}
+			if reasons[0] != reasons[1] {
+				t.Fatalf("the same failure had the Reasons %v", reasons)
+			}
+			seen[reasons[0]] = true
 			st := m.Stats()
-			if want := counted(map[Reason]uint64{f.reason: 2}); st.Checks != 2 || !reflect.DeepEqual(st.Endpoints[0].Failures, want) {
+			want := counted(map[Reason]uint64{reasons[0]: 2})
+			if st.Checks != 2 || !reflect.DeepEqual(st.Endpoints[0].Failures, want) {
 				t.Errorf("Stats = %+v, want 2 Checks and the failures %v", st, want)
 			}
 		})
 	}
+	for _, r := range everyReason {
+		if !seen[r] {
+			t.Errorf("no failure of the table is counted as %s", r)
+		}
+	}
 }
 
 // Stats counts every Check that sent probes, whether it published, found
-// every probe failing, or was abandoned, and no Check that sent none.
+// every probe failing, or was abandoned, and no Check that sent none. Each
+// ProbeError of a Check counts once, under its Reason.
 func TestStatsCountEveryCheckThatSentProbes(t *testing.T) {
-	good, rejecting := newProvider(t, 100), newProvider(t, 100)
+	good := newProvider(t, 100)
+	rejecting := newProvider(t, 100)
 	rejecting.on("eth_blockNumber", reply(http.StatusUnauthorized, ""))
 	m := mustNew(t, Config{Endpoints: named("good", good.URL, "rejecting", rejecting.URL)})
-	wantStats := func(t *testing.T, checks, published, goodFailures uint64) {
+	want := Stats{Endpoints: []EndpointStats{
+		{ID: "good", Failures: counted(nil)},
+		{ID: "rejecting", Failures: counted(nil)},
+	}}
+	// checked adds a Check and its failures to want.
+	checked := func(t *testing.T, err error, published bool) {
 		t.Helper()
-		want := Stats{Checks: checks, Published: published, Endpoints: []EndpointStats{
-			{ID: "good", Failures: counted(nil)},
-			{ID: "rejecting", Failures: counted(nil)},
-		}}
-		if checks > 0 {
-			want.Endpoints[1].Failures[ReasonUnauthorized] = checks
+		want.Checks++
+		if published {
+			want.Published++
 		}
-		if goodFailures > 0 {
-			want.Endpoints[0].Failures[ReasonHTTPStatus] = goodFailures
+		errs := probeErrors(t, err)
+		for i, e := range want.Endpoints {
+			if pe := errs[e.ID]; pe != nil {
+				want.Endpoints[i].Failures[pe.Reason()]++
+			}
 		}
+	}
+	wantStats := func(t *testing.T) {
+		t.Helper()
 		if got := m.Stats(); !reflect.DeepEqual(got, want) {
 			t.Errorf("Stats =\n%+v\nwant\n%+v", got, want)
 		}
 	}
 
-	t.Run("a new Monitor has counted nothing", func(t *testing.T) { wantStats(t, 0, 0, 0) })
+	t.Run("a new Monitor has counted nothing", wantStats)
 	t.Run("a Check that publishes counts as published", func(t *testing.T) {
-		check(m)
-		wantStats(t, 1, 1, 0)
+		checked(t, check(m), true)
+		wantStats(t)
 	})
 	t.Run("a Check in which every probe fails counts, though nothing is published", func(t *testing.T) {
 		good.on("eth_blockNumber", reply(http.StatusServiceUnavailable, ""))
 		defer good.on("eth_blockNumber", nil)
 		before := m.Status()
-		check(m)
-		if !reflect.DeepEqual(m.Status(), before) {
-			t.Fatal("the Check published")
+		err := check(m)
+		if !reflect.DeepEqual(m.Status(), before) || len(probeErrors(t, err)) != 2 {
+			t.Fatalf("Check = %v, want both probes failed and nothing published", err)
 		}
-		wantStats(t, 2, 1, 1)
+		checked(t, err, false)
+		wantStats(t)
 	})
 	t.Run("a Check whose context is already done sends nothing and counts nothing", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -85,7 +98,7 @@ func TestStatsCountEveryCheckThatSentProbes(t *testing.T) {
 		if err := m.Check(ctx); !errors.Is(err, context.Canceled) {
 			t.Errorf("Check = %v, want context.Canceled", err)
 		}
-		wantStats(t, 2, 1, 1)
+		wantStats(t)
 	})
 }
 
@@ -98,11 +111,13 @@ func TestStatsIsACopyThatNeverWaitsForACheck(t *testing.T) {
 	got := m.Stats()
 	got.Endpoints[0].Failures[ReasonTimeout] = 9
 	got.Endpoints[0].ID = "changed"
-	if again := m.Stats(); again.Endpoints[0].ID != "p" || !reflect.DeepEqual(again.Endpoints[0].Failures, counted(nil)) {
+	again := m.Stats()
+	if again.Endpoints[0].ID != "p" || !reflect.DeepEqual(again.Endpoints[0].Failures, counted(nil)) {
 		t.Errorf("after changing a returned Stats, Stats = %+v", again)
 	}
 
-	entered, release := make(chan struct{}), make(chan struct{})
+	entered := make(chan struct{})
+	release := make(chan struct{})
 	p.on("eth_blockNumber", func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
 		<-release
@@ -125,13 +140,20 @@ func TestStatsIsACopyThatNeverWaitsForACheck(t *testing.T) {
 	}
 }
 
+// Stats marshals and logs with the snake_case names that Status uses.
 func TestStatsMarshalsWithTheNamesStatusUses(t *testing.T) {
-	st := Stats{Checks: 3, Published: 2, Endpoints: []EndpointStats{{ID: "a", Failures: map[Reason]uint64{ReasonTimeout: 1}}}}
+	st := Stats{Checks: 3, Published: 2, Endpoints: []EndpointStats{
+		{ID: "a", Failures: map[Reason]uint64{ReasonTimeout: 1, ReasonBadAnswer: 2}},
+	}}
 	b, err := json.Marshal(st)
-	if want := `{"checks":3,"published":2,"endpoints":[{"id":"a","failures":{"timeout":1}}]}`; err != nil || string(b) != want {
+	want := `{"checks":3,"published":2,"endpoints":[{"id":"a","failures":{"bad_answer":2,"timeout":1}}]}`
+	if err != nil || string(b) != want {
 		t.Errorf("json.Marshal = %s, %v; want %s", b, err, want)
 	}
-	if got, want := logged(st, textHandler), "level=INFO msg=check status.checks=3 status.published=2 status.endpoints.a.failures.timeout=1\n"; got != want {
+	got := logged(st, textHandler)
+	want = "level=INFO msg=check status.checks=3 status.published=2" +
+		" status.endpoints.a.failures.bad_answer=2 status.endpoints.a.failures.timeout=1\n"
+	if got != want {
 		t.Errorf("slog text = %q, want %q", got, want)
 	}
 }

@@ -1,12 +1,10 @@
 package blocklag
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"reflect"
 	"slices"
@@ -14,10 +12,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/yermakovsa/failnext"
 )
 
+// Status returns a copy: changing it changes neither Status nor Eligible.
 func TestStatusIsACopy(t *testing.T) {
-	p, q := newProvider(t, 100), newProvider(t, 90)
+	p := newProvider(t, 100)
+	q := newProvider(t, 90)
 	m := mustNew(t, Config{Endpoints: named("p", p.URL, "q", q.URL), MaxLag: 3})
 	if err := check(m); err != nil {
 		t.Fatal(err)
@@ -43,6 +45,7 @@ func TestStatusIsACopy(t *testing.T) {
 const (
 	down       int64 = -1 // the provider answers HTTP 503, so its probe fails
 	otherChain int64 = -2 // the provider is at block 1000 of chain 2, so its probe fails while ChainID is 1
+	limited    int64 = -3 // the provider answers HTTP 429 with Infura's JSON-RPC error
 )
 
 // script drives a Monitor over one provider per ID, each reporting the
@@ -85,6 +88,8 @@ func (s *script) check(at string, heights ...int64) error {
 		switch h := heights[i]; h {
 		case down:
 			fail = reply(http.StatusServiceUnavailable, "")
+		case limited:
+			fail = reply(http.StatusTooManyRequests, rpcErrorAnswer(-32005, "daily request count exceeded"))
 		case otherChain:
 			p.height.Store(1000)
 			p.serveChain(`"0x2"`)
@@ -111,8 +116,10 @@ type step struct {
 }
 
 // checkAt is a Check at a time of day in which the providers report
-// heights; cancelledAt one whose context ends while it probes.
+// heights.
 func checkAt(at string, heights ...int64) step { return step{at: at, heights: heights} }
+
+// cancelledAt is a Check like checkAt's whose context ends while it probes.
 func cancelledAt(at string, heights ...int64) step {
 	return step{at: at, heights: heights, cancelled: true}
 }
@@ -120,16 +127,9 @@ func cancelledAt(at string, heights ...int64) step {
 // wants sets what Status.Advanced should be after the step and, in the
 // order of the providers, what each one's Advanced should be; "" is zero.
 func (s step) wants(front string, each ...string) step {
-	s.front, s.each = front, each
+	s.front = front
+	s.each = each
 	return s
-}
-
-// hms shows a time as a script writes it: "" for zero.
-func hms(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Format(time.TimeOnly)
 }
 
 // Each case is a sequence of Checks, with the time each runs at, the
@@ -203,7 +203,7 @@ func TestAdvancedMovesOnlyWithTheFront(t *testing.T) {
 			checkAt("10:00:10", 100, 100).wants("10:00:10", "10:00:10", "10:00:10"),
 			checkAt("10:00:05", 101, 101).wants("10:00:10", "10:00:10", "10:00:10"),
 		}},
-		{"while the provider that set the reference fails, another climbing toward its height moves the front", 0, false, []step{
+		{"while the leader fails, another climbing toward its height moves the front", 0, false, []step{
 			checkAt("10:00:00", 110, 100).wants("10:00:00", "10:00:00", "10:00:00"),
 			checkAt("10:00:10", down, 100).wants("10:00:00", "10:00:00", "10:00:00"),
 			checkAt("10:00:20", down, 105).wants("10:00:20", "10:00:00", "10:00:20"),
@@ -231,7 +231,8 @@ func TestAdvancedMovesOnlyWithTheFront(t *testing.T) {
 			for _, st := range tt.steps {
 				s.cancel = st.cancelled
 				s.check(st.at, st.heights...)
-				if !st.cancelled && slices.ContainsFunc(st.heights, func(h int64) bool { return h >= 0 }) {
+				answered := slices.ContainsFunc(st.heights, func(h int64) bool { return h >= 0 })
+				if !st.cancelled && answered {
 					checked = st.at
 				}
 				got := s.m.Status()
@@ -239,11 +240,13 @@ func TestAdvancedMovesOnlyWithTheFront(t *testing.T) {
 					t.Fatalf("after the Check at %s: Checked %s, want %s", st.at, hms(got.Checked), checked)
 				}
 				if hms(got.Advanced) != st.front {
-					t.Errorf("after the Check at %s: Status.Advanced %q, want %q", st.at, hms(got.Advanced), st.front)
+					t.Errorf("after the Check at %s: Status.Advanced %q, want %q",
+						st.at, hms(got.Advanced), st.front)
 				}
 				for i, e := range got.Endpoints {
 					if hms(e.Advanced) != st.each[i] {
-						t.Errorf("after the Check at %s: %s's Advanced %q, want %q", st.at, e.ID, hms(e.Advanced), st.each[i])
+						t.Errorf("after the Check at %s: %s's Advanced %q, want %q",
+							st.at, e.ID, hms(e.Advanced), st.each[i])
 					}
 				}
 			}
@@ -251,183 +254,188 @@ func TestAdvancedMovesOnlyWithTheFront(t *testing.T) {
 	}
 }
 
-// jsonStatuses are the Statuses the JSON and log tests show, from a
-// Monitor's Checks or built by hand.
-func jsonStatuses(t *testing.T) map[string]Status {
+// statusForm is a Status whose forms a golden file holds, and whether a
+// Monitor made it.
+type statusForm struct {
+	name        string // also the golden file's, under testdata/status
+	status      Status
+	fromMonitor bool
+}
+
+// statusForms are the Statuses whose forms the golden files hold: from a
+// Monitor's Checks, at the times of day the scripts give and with every
+// latency 0, or built by hand.
+func statusForms(t *testing.T) []statusForm {
 	t.Helper()
 	fresh := newScript(t, Config{MaxLag: 3}, "primary", "backup")
-	out := map[string]Status{"fail-open": fresh.m.Status(), "zero": {}}
 
-	mixed := newScript(t, Config{MaxLag: 3}, "primary", "backup", "lagging")
-	mixed.check("10:00:00", 110, 108, 100)
-	if err := mixed.check("10:00:15", 110, down, 100); err == nil {
-		t.Fatal("the backup's probe did not fail")
-	}
-	out["mixed"] = mixed.m.Status()
+	answered := newScript(t, Config{MaxLag: 3}, "primary", "backup", "lagging")
+	mustCheck(t, answered.check("10:00:00", 110, 108, 100))
+
+	failed := newScript(t, Config{MaxLag: 3}, "primary", "backup", "limited", "lagging", "broken")
+	mustCheck(t, failed.check("10:00:00", 110, 108, 100, 100, down), "broken")
+	mustCheck(t, failed.check("10:00:15", 111, down, limited, 100, down), "backup", "limited", "broken")
+
+	ahead := newScript(t, Config{MaxLag: 3, Quorum: 2, MaxAhead: 10}, "far", "primary", "backup")
+	mustCheck(t, ahead.check("10:00:00", 1000, 110, 108))
+
+	// The front stands still while a lagging provider catches up.
+	advanced := newScript(t, Config{MaxLag: 3}, "primary", "backup")
+	mustCheck(t, advanced.check("10:00:00", 110, 100))
+	mustCheck(t, advanced.check("10:00:10", 110, 110))
 
 	genesis := newScript(t, Config{}, "a")
-	genesis.check("10:00:00", 0)
-	out["height zero"] = genesis.m.Status()
+	mustCheck(t, genesis.check("10:00:00", 0))
 
-	// IDs that are also the names of Status members.
 	names := newScript(t, Config{MaxLag: 3}, "reference", "checked", "advanced", "endpoints", "height")
-	names.check("10:00:00", 110, 100, 110, 110, down)
-	out["member names as IDs"] = names.m.Status()
+	mustCheck(t, names.check("10:00:00", 110, 100, 110, 110, down), "height")
 
-	// A failure whose message does not depend on how probes word theirs.
-	out["hand-built, a ProbeError"] = Status{
-		Checked: clockAt("10:00:15"), Reference: 110, MaxLag: 2, Advanced: clockAt("10:00:00"),
-		Endpoints: []EndpointStatus{
-			{ID: "primary", Eligible: true, Height: 112, Ahead: 2, Latency: 12500 * time.Microsecond, Advanced: clockAt("10:00:00")},
-			{ID: "backup", Err: &ProbeError{Endpoint: "backup", Err: &StatusError{StatusCode: 503}}, Latency: 2 * time.Second, Advanced: clockAt("10:00:00")},
-		},
-	}
-	out["hand-built, errors that are no ProbeError"] = Status{
-		Checked: clockAt("10:00:00"), Reference: 7,
-		Endpoints: []EndpointStatus{
-			{ID: "plain", Err: errors.New("boom\nforged line")},
-			{ID: "wrapped", Err: fmt.Errorf("gave up: %w", &StatusError{StatusCode: 429})},
-		},
-	}
-	return out
-}
-
-// failureJSON is the reason and error members for err, a *ProbeError.
-func failureJSON(err error) string {
-	pe := err.(*ProbeError)
-	msg, _ := json.Marshal(pe.Error())
-	return fmt.Sprintf(`"reason":%q,"error":%s`, pe.Reason(), msg)
-}
-
-// failureText is the same for a TextHandler, under the key prefix.
-func failureText(prefix string, err error) string {
-	pe := err.(*ProbeError)
-	return fmt.Sprintf("%s.reason=%s %s.error=%q", prefix, pe.Reason(), prefix, pe.Error())
-}
-
-func TestStatusMarshalsAndLogsAsJSONWithOnlyTheMembersThatHold(t *testing.T) {
-	statuses := jsonStatuses(t)
-	tests := []struct {
-		name   string
-		status string
-		want   string
-	}{
-		{"a fail-open Status has only the endpoints, each with its ID and verdict", "fail-open",
-			`{"max_lag":3,"endpoints":[{"id":"primary","eligible":true},{"id":"backup","eligible":true}]}`},
-		{"the zero Status has an empty endpoint list", "zero", `{"max_lag":0,"endpoints":[]}`},
-		{"a failed endpoint shows its reason and message and no height, and keeps its Advanced", "mixed",
-			`{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"primary","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"backup","eligible":false,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z",` + failureJSON(statuses["mixed"].Endpoints[1].Err) + `},` +
-				`{"id":"lagging","eligible":false,"height":100,"lag":10,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"}]}`},
-		{"height and reference zero are shown", "height zero",
-			`{"checked":"2026-01-02T10:00:00Z","reference":0,"max_lag":0,"advanced":"2026-01-02T10:00:00Z","endpoints":[{"id":"a","eligible":true,"height":0,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"}]}`},
-		{"IDs named like members stay inside the endpoint list", "member names as IDs",
-			`{"checked":"2026-01-02T10:00:00Z","reference":110,"max_lag":3,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"reference","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"checked","eligible":false,"height":100,"lag":10,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"advanced","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"endpoints","eligible":true,"height":110,"lag":0,"latency_seconds":0,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"height","eligible":false,"latency_seconds":0,` + failureJSON(statuses["member names as IDs"].Endpoints[4].Err) + `}]}`},
-		{"a ProbeError shows its reason and its message, a lead its ahead, and latencies are in seconds", "hand-built, a ProbeError",
-			`{"checked":"2026-01-02T10:00:15Z","reference":110,"max_lag":2,"advanced":"2026-01-02T10:00:00Z","endpoints":[` +
-				`{"id":"primary","eligible":true,"height":112,"lag":0,"ahead":2,"latency_seconds":0.0125,"advanced":"2026-01-02T10:00:00Z"},` +
-				`{"id":"backup","eligible":false,"latency_seconds":2,"advanced":"2026-01-02T10:00:00Z","reason":"http_status","error":"blocklag: endpoint \"backup\": HTTP status 503"}]}`},
-		{"an error that is no ProbeError shows escaped, with the reason its codes give", "hand-built, errors that are no ProbeError",
-			`{"checked":"2026-01-02T10:00:00Z","reference":7,"max_lag":0,"endpoints":[` +
-				`{"id":"plain","eligible":false,"latency_seconds":0,"reason":"transport","error":"boom?forged line"},` +
-				`{"id":"wrapped","eligible":false,"latency_seconds":0,"reason":"rate_limited","error":"gave up: HTTP status 429"}]}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(statuses[tt.status])
-			if err != nil || string(got) != tt.want {
-				t.Errorf("json.Marshal =\n%s, %v\nwant\n%s", got, err, tt.want)
-			}
-			// Each EndpointStatus marshals alone as it does inside its
-			// Status, and slog's JSON handler writes the same members, the
-			// endpoint list as an object keyed by ID, left out when empty.
-			var whole struct{ Endpoints []json.RawMessage }
-			if json.Unmarshal([]byte(tt.want), &whole); len(whole.Endpoints) != len(statuses[tt.status].Endpoints) {
-				t.Fatalf("the row lists %d endpoints, the Status %d", len(whole.Endpoints), len(statuses[tt.status].Endpoints))
-			}
-			head, _, _ := strings.Cut(tt.want, `"endpoints":[`)
-			logJSON := strings.TrimSuffix(head, ",") + "}"
-			var keyed []string
-			for i, e := range statuses[tt.status].Endpoints {
-				if alone, err := json.Marshal(e); err != nil || string(alone) != string(whole.Endpoints[i]) {
-					t.Errorf("json.Marshal(%s) alone =\n%s, %v\nwant what the Status holds", e.ID, alone, err)
-				}
-				id, _ := json.Marshal(string(e.ID))
-				keyed = append(keyed, string(id)+":{"+strings.TrimPrefix(string(whole.Endpoints[i]), `{"id":`+string(id)+","))
-				logJSON = head + `"endpoints":{` + strings.Join(keyed, ",") + "}}"
-			}
-			if got, want := logged(statuses[tt.status], jsonHandler), `{"level":"INFO","msg":"check","status":`+logJSON+"}\n"; got != want {
-				t.Errorf("slog's JSON handler wrote\n%s\nwant\n%s", got, want)
-			}
-		})
+	return []statusForm{
+		{"fail-open", fresh.m.Status(), true},
+		{"zero", Status{}, false},
+		{"all-answered", answered.m.Status(), true},
+		{"some-failed", failed.m.Status(), true},
+		{"one-ahead", ahead.m.Status(), true},
+		{"front-stood-still", advanced.m.Status(), true},
+		{"height-zero", genesis.m.Status(), true},
+		{"member-names-as-ids", names.m.Status(), true},
+		// A latency with fractions of a second, and a failure whose
+		// message does not depend on how probes word theirs.
+		{"hand-built-probe-error", Status{
+			Checked:   clockAt("10:00:15"),
+			Reference: 110,
+			MaxLag:    2,
+			Advanced:  clockAt("10:00:00"),
+			Endpoints: []EndpointStatus{{
+				ID:       "primary",
+				Eligible: true,
+				Height:   112,
+				Ahead:    2,
+				Latency:  12500 * time.Microsecond,
+				Advanced: clockAt("10:00:00"),
+			}, {
+				ID:       "backup",
+				Err:      &ProbeError{Endpoint: "backup", Err: &StatusError{StatusCode: 503}},
+				Latency:  2 * time.Second,
+				Advanced: clockAt("10:00:00"),
+			}},
+		}, false},
+		// An error that is no ProbeError is outside text.
+		{"hand-built-other-error", Status{
+			Checked:   clockAt("10:00:00"),
+			Reference: 7,
+			Endpoints: []EndpointStatus{{ID: "plain", Err: errors.New("boom\nforged line")}},
+		}, false},
 	}
 }
 
-// logged is what handler writes for slog.Info("check", "status", v),
-// without the time.
-func logged(v any, handler func(io.Writer, *slog.HandlerOptions) slog.Handler) string {
-	var buf strings.Builder
-	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		if len(groups) == 0 && a.Key == slog.TimeKey {
-			return slog.Attr{}
+// mustCheck fails t unless err, a Check's, holds ProbeErrors for exactly
+// the endpoints failing.
+func mustCheck(t *testing.T, err error, failing ...string) {
+	t.Helper()
+	errs := probeErrors(t, err)
+	for _, id := range failing {
+		if errs[failnext.EndpointID(id)] == nil {
+			t.Errorf("Check = %v, want %s failed", err, id)
 		}
-		return a
-	}}
-	slog.New(handler(&buf, opts)).Info("check", "status", v)
-	return buf.String()
+	}
+	if len(errs) != len(failing) {
+		t.Errorf("Check = %v, want only %v failed", err, failing)
+	}
 }
 
-func textHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewTextHandler(w, o) }
-func jsonHandler(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewJSONHandler(w, o) }
+// Each form of a Status (json.Marshal, and slog's JSON and text handlers)
+// is what its golden file under testdata/status holds. The two JSON forms
+// hold the same members, the slog one with the endpoints as an object
+// keyed by ID, and an EndpointStatus of a Monitor's Status marshals alone
+// as it does inside its Status.
+func TestStatusFormsMatchTheirGoldenFiles(t *testing.T) {
+	for _, tt := range statusForms(t) {
+		t.Run("the forms of the Status "+tt.name+" are its golden file's", func(t *testing.T) {
+			js, err := json.Marshal(tt.status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slogJSON := logged(tt.status, jsonHandler)
+			slogText := logged(tt.status, textHandler)
+			for _, line := range []string{slogJSON, slogText} {
+				if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
+					t.Errorf("slog wrote %q, want one line", line)
+				}
+			}
+			golden(t, "status/"+tt.name+".golden", renderForms(t, js, slogJSON, slogText))
 
-func TestStatusLogsAsTextTheMembersOfItsJSONAsGroups(t *testing.T) {
-	statuses := jsonStatuses(t)
-	tests := []struct {
-		name   string
-		status string
-		want   string
-	}{
-		{"text shows a fail-open Status as verdicts alone", "fail-open",
-			"level=INFO msg=check status.max_lag=3 status.endpoints.primary.eligible=true status.endpoints.backup.eligible=true\n"},
-		{"text shows nothing of the zero Status", "zero",
-			"level=INFO msg=check status.max_lag=0\n"},
-		{"text shows a failed endpoint's reason and message and no height", "mixed",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.max_lag=3 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.primary.eligible=true status.endpoints.primary.height=110 status.endpoints.primary.lag=0 status.endpoints.primary.latency_seconds=0 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.backup.eligible=false status.endpoints.backup.latency_seconds=0 status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z " + failureText("status.endpoints.backup", statuses["mixed"].Endpoints[1].Err) +
-				" status.endpoints.lagging.eligible=false status.endpoints.lagging.height=100 status.endpoints.lagging.lag=10 status.endpoints.lagging.latency_seconds=0 status.endpoints.lagging.advanced=2026-01-02T10:00:00.000Z\n"},
-		{"text shows height and reference zero", "height zero",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=0 status.max_lag=0 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.a.eligible=true status.endpoints.a.height=0 status.endpoints.a.lag=0 status.endpoints.a.latency_seconds=0 status.endpoints.a.advanced=2026-01-02T10:00:00.000Z\n"},
-		{"text keeps an ID named reference apart from the reference", "member names as IDs",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=110 status.max_lag=3 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.reference.eligible=true status.endpoints.reference.height=110 status.endpoints.reference.lag=0 status.endpoints.reference.latency_seconds=0 status.endpoints.reference.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.checked.eligible=false status.endpoints.checked.height=100 status.endpoints.checked.lag=10 status.endpoints.checked.latency_seconds=0 status.endpoints.checked.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.advanced.eligible=true status.endpoints.advanced.height=110 status.endpoints.advanced.lag=0 status.endpoints.advanced.latency_seconds=0 status.endpoints.advanced.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.endpoints.eligible=true status.endpoints.endpoints.height=110 status.endpoints.endpoints.lag=0 status.endpoints.endpoints.latency_seconds=0 status.endpoints.endpoints.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.height.eligible=false status.endpoints.height.latency_seconds=0 " + failureText("status.endpoints.height", statuses["member names as IDs"].Endpoints[4].Err) + "\n"},
-		{"text shows a ProbeError's reason and message, and latencies as durations", "hand-built, a ProbeError",
-			"level=INFO msg=check status.checked=2026-01-02T10:00:15.000Z status.reference=110 status.max_lag=2 status.advanced=2026-01-02T10:00:00.000Z" +
-				" status.endpoints.primary.eligible=true status.endpoints.primary.height=112 status.endpoints.primary.lag=0 status.endpoints.primary.ahead=2 status.endpoints.primary.latency_seconds=0.0125 status.endpoints.primary.advanced=2026-01-02T10:00:00.000Z" +
-				` status.endpoints.backup.eligible=false status.endpoints.backup.latency_seconds=2 status.endpoints.backup.advanced=2026-01-02T10:00:00.000Z status.endpoints.backup.reason=http_status status.endpoints.backup.error="blocklag: endpoint \"backup\": HTTP status 503"` + "\n"},
-		{"text escapes an error that is no ProbeError", "hand-built, errors that are no ProbeError",
-			`level=INFO msg=check status.checked=2026-01-02T10:00:00.000Z status.reference=7 status.max_lag=0` +
-				` status.endpoints.plain.eligible=false status.endpoints.plain.latency_seconds=0 status.endpoints.plain.reason=transport status.endpoints.plain.error="boom?forged line"` +
-				` status.endpoints.wrapped.eligible=false status.endpoints.wrapped.latency_seconds=0 status.endpoints.wrapped.reason=rate_limited status.endpoints.wrapped.error="gave up: HTTP status 429"` + "\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := logged(statuses[tt.status], textHandler); got != tt.want {
-				t.Errorf("logged\n%s\nwant\n%s", got, tt.want)
+			var whole struct {
+				Endpoints []json.RawMessage `json:"endpoints"`
+			}
+			err = json.Unmarshal(js, &whole)
+			if err != nil || len(whole.Endpoints) != len(tt.status.Endpoints) {
+				t.Fatalf("the JSON form %s lists %d endpoints, the Status %d; %v",
+					js, len(whole.Endpoints), len(tt.status.Endpoints), err)
+			}
+			for i, e := range tt.status.Endpoints {
+				alone, err := json.Marshal(e)
+				if tt.fromMonitor && (err != nil || string(alone) != string(whole.Endpoints[i])) {
+					t.Errorf("json.Marshal(%s) alone =\n%s, %v\nwant what the Status holds,\n%s",
+						e.ID, alone, err, whole.Endpoints[i])
+				}
+			}
+			if got, want := slogMembers(t, slogJSON), keyedByID(t, js); !reflect.DeepEqual(got, want) {
+				t.Errorf("slog's JSON handler logs the members\n%v\nwant the JSON form's\n%v", got, want)
 			}
 		})
 	}
+}
+
+// renderForms is the text of a golden file: the JSON forms indented, and
+// the text handler's line broken before each key.
+func renderForms(t *testing.T, js []byte, slogJSON, slogText string) string {
+	t.Helper()
+	indent := func(src []byte) string {
+		var b bytes.Buffer
+		if err := json.Indent(&b, bytes.TrimSpace(src), "", "  "); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		return b.String()
+	}
+	text := strings.ReplaceAll(strings.TrimSuffix(slogText, "\n"), " status.", "\n    status.")
+	return "json.Marshal, indented:\n" + indent(js) +
+		"\n\nslog.NewJSONHandler, indented:\n" + indent([]byte(slogJSON)) +
+		"\n\nslog.NewTextHandler, one line broken before each key:\n" + text + "\n"
+}
+
+// slogMembers decodes the status group of a line that slog's JSON handler
+// logged.
+func slogMembers(t *testing.T, line string) map[string]any {
+	t.Helper()
+	var logged struct{ Status map[string]any }
+	if err := json.Unmarshal([]byte(line), &logged); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return logged.Status
+}
+
+// keyedByID decodes js, a Status's JSON form, with its list of endpoints
+// made an object keyed by ID, as slog logs it, and left out when empty.
+func keyedByID(t *testing.T, js []byte) map[string]any {
+	t.Helper()
+	var members map[string]any
+	if err := json.Unmarshal(js, &members); err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	list, _ := members["endpoints"].([]any)
+	delete(members, "endpoints")
+	if len(list) == 0 {
+		return members
+	}
+	keyed := map[string]any{}
+	for _, e := range list {
+		endpoint := e.(map[string]any)
+		keyed[endpoint["id"].(string)] = endpoint
+		delete(endpoint, "id")
+	}
+	members["endpoints"] = keyed
+	return members
 }
 
 // A probe's Latency runs from its height request until both its requests
@@ -451,10 +459,16 @@ func TestLatencyIsHowLongTheProbeTook(t *testing.T) {
 		wantLatency time.Duration
 		wantFailed  bool
 	}{
-		{name: "an answer", height: advanceThen(250*time.Millisecond, 0, answer(100)), wantLatency: 250 * time.Millisecond},
-		{name: "a failure", height: advanceThen(2*time.Second, http.StatusBadGateway, ""), wantLatency: 2 * time.Second, wantFailed: true},
-		{name: "a height answer and the slower chain ID answer beside it", chainID: 1,
-			height: advanceThen(0, 0, answer(100)), chain: advanceThen(400*time.Millisecond, 0, answer(1)), wantLatency: 400 * time.Millisecond},
+		{name: "an answer takes as long as its request",
+			height:      advanceThen(250*time.Millisecond, 0, answer(100)),
+			wantLatency: 250 * time.Millisecond},
+		{name: "a failure takes as long as its request",
+			height:      advanceThen(2*time.Second, http.StatusBadGateway, ""),
+			wantLatency: 2 * time.Second, wantFailed: true},
+		{name: "a height answer takes as long as the slower chain ID answer beside it", chainID: 1,
+			height:      advanceThen(0, 0, answer(100)),
+			chain:       advanceThen(400*time.Millisecond, 0, answer(1)),
+			wantLatency: 400 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -462,12 +476,14 @@ func TestLatencyIsHowLongTheProbeTook(t *testing.T) {
 			p.on("eth_blockNumber", tt.height)
 			p.on("eth_chainId", tt.chain)
 			// other answers at once, so that the Check publishes even when p fails.
-			m := mustNew(t, Config{Endpoints: named("p", p.URL, "other", newProvider(t, 100).URL), ChainID: tt.chainID})
+			other := newProvider(t, 100)
+			m := mustNew(t, Config{Endpoints: named("p", p.URL, "other", other.URL), ChainID: tt.chainID})
 			clock.Store(0)
 			m.now = func() time.Time { return clockAt("10:00:00").Add(time.Duration(clock.Load())) }
 			err := check(m)
 			st := m.Status()
-			if (err != nil) != tt.wantFailed || (st.Endpoints[0].Err != nil) != tt.wantFailed {
+			failed := st.Endpoints[0].Err != nil
+			if (err != nil) != tt.wantFailed || failed != tt.wantFailed {
 				t.Fatalf("Check = %v, want a failure of p: %v", err, tt.wantFailed)
 			}
 			if got := st.Endpoints[0].Latency; got != tt.wantLatency {

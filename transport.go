@@ -12,7 +12,9 @@ import (
 // text, and the result unwraps only to standIns, never to err.
 func transportError(err error, s *matcher) error {
 	text := s.maskAndClip(err.Error(), maxTransportText)
-	return &redactedError{msg: `"` + text + `"`, inner: standIns(err)}
+	// Masked again with its quotes, which may complete a secret that begins
+	// or ends with a quote.
+	return &redactedError{msg: s.mask(`"` + text + `"`), inner: standIns(err)}
 }
 
 // maxTransportText is how many bytes a message gives a transport error's text:

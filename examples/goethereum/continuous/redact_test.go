@@ -78,7 +78,8 @@ func TestRedactMasksAKeyThatGoEthereumPrints(t *testing.T) {
 					t.Fatalf("go-ethereum's error %v does not match the deadline itself", readErr)
 				}
 				if !errors.Is(redacted, context.DeadlineExceeded) {
-					t.Errorf("Redact(%v) = %v, which no longer matches context.DeadlineExceeded", readErr, redacted)
+					t.Errorf("Redact(%v) = %v, which no longer matches the deadline",
+						readErr, redacted)
 				}
 				return
 			}
