@@ -1,29 +1,43 @@
 // Command leakcheck runs a program that reads its providers from
-// ETH_RPC_URLS, as the README's Quick start does, against hostile local
-// providers whose URLs hold API keys, and fails when anything the program
-// prints shows a piece of a key, when a provider receives credentials other
-// than its own or lacks its own, or when a mistyped list does not end the
-// program with one line that says how to write it.
+// ETH_RPC_URLS (or from ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL), as the
+// example's continuous command does, against hostile local providers whose
+// URLs hold API keys, and fails when the program gives a key away or
+// misbehaves in a way a newcomer would not notice.
 //
-//	leakcheck PROGRAM
+//	leakcheck PROGRAM [ARG...]
 //
 // The providers listen on loopback, each URL with a key in its path and
-// another in its query: one answers eth_blockNumber, one lags behind it, one
-// is far ahead of it, one rejects the key with HTTP 401 and echoes the
-// request's path and query in its body, one refuses connections, one hangs
-// up without answering and one never answers; three more answer only to the
-// Basic credentials of their own user:password@ (one of them lagging). Every
-// provider that listens checks every request it gets, probes and reads
-// alike: its path and query must be its own, keys and all, and its
-// Authorization header the provider's own Basic credentials, or none for
-// one without user:password@. PROGRAM runs once with all of them, once
-// with each failing one alone (so that its reads, not only its checks, meet
-// the failure), in several orders that send its reads to a provider with
-// user:password@ and to one without, first and not first, once with a URL
-// that blocklag refuses, and once with each of a set of mistyped lists. Each
-// run lasts until PROGRAM has logged a read or exited, whichever comes
-// first. A piece is any 8 bytes of a key, user name or password, or of the
-// base64 of user:password that a Basic Authorization header carries.
+// another in its query, and some with a user:password@ of their own: ones
+// that answer eth_blockNumber (one at the others' height, one behind, one
+// 1000 blocks ahead), one that rejects the key with HTTP 401 and echoes the
+// request's path and query in its body, one that does so for its
+// user:password@ and echoes its Authorization header too, one that
+// refuses connections, one that hangs up, one that never answers, and one
+// that answers probes but redirects every other request, with a 307, to
+// another provider's URL.
+//
+// PROGRAM runs, with ARGs, once per scenario: with all of them, with each
+// failing one alone (so that its reads, not only its checks, meet the
+// failure), in orders that send its reads to a provider with user:password@
+// and to one without, first and not first, with three providers one of
+// which is far ahead, with the two variables of the seed, with a URL that
+// blocklag refuses, and with mistyped lists and variables. Each run lasts
+// until PROGRAM has logged a read or exited. One more run gives it two
+// providers, stops one from accepting connections for several checks, and
+// then lets it accept them again; ARGs must make PROGRAM check often (the
+// continuous command: -check-every 100ms).
+//
+// It fails when anything PROGRAM printed holds 8 bytes in a row of a key,
+// a user name, a password or the base64 of user:password that a Basic
+// Authorization header carries; when a provider receives a request whose
+// path and query are not its own, whose Authorization is not its own Basic
+// credentials (or none, for a provider without user:password@), or any
+// header holding 8 bytes of another provider's secrets (Referer included);
+// when a read does not reach the provider it should; when a mistyped list
+// or variable does not end PROGRAM with one line that says what to write
+// and shows no part of what was written; and when PROGRAM logs a provider
+// that refuses connections more than once while it refuses, or more than
+// once when it recovers.
 package main
 
 import (
@@ -41,150 +55,217 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 )
 
-// readLogged matches a line in which the Quick start logged a read, either
-// way it can end, and readServed one in which the read succeeded.
+// readLogged matches a line in which the program logged a read, either way
+// it can end, and readServed one in which the read succeeded.
 var (
-	readLogged = regexp.MustCompile(`latest block|read failed`)
-	readServed = regexp.MustCompile(`latest block`)
+	readLogged = regexp.MustCompile(`\bread (block=|failed)`)
+	readServed = regexp.MustCompile(`\bread block=`)
 )
 
 // runTimeout bounds one run: a first Check (at most its 5 s context) and
 // one read (at most 5 s) take far less.
 const runTimeout = 60 * time.Second
 
-// pieceLen is the length of the shortest piece of a key that must not show.
+// pieceLen is the length of the shortest piece of a secret that must not
+// show, or reach another provider.
 const pieceLen = 8
 
+// recoveryChecks is how many checks the recovery run waits for while the
+// provider refuses connections, and again once it accepts them.
+const recoveryChecks = 8
+
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: leakcheck PROGRAM")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: leakcheck PROGRAM [ARG...]")
 		os.Exit(2)
 	}
-	if err := check(os.Args[1], os.Stdout); err != nil {
+	if err := check(os.Args[1], os.Args[2:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "leakcheck:", err)
 		os.Exit(1)
 	}
 }
 
-// scenario is one run of the program: the ETH_RPC_URLS it gets and what
-// it must do with it.
+// scenario is one run of the program: the variables it gets and what it
+// must do with them.
 type scenario struct {
 	name string
-	urls string
-	// reader, when set, is the provider the program's read must reach:
-	// the first eligible one.
+	env  map[string]string
+	// reader, when set, is the provider whose answer the program's read
+	// must log: the first eligible one.
 	reader string
-	// mistyped says that the list is written wrong: the program must exit,
-	// without reading, after one line that says how to write the list.
-	mistyped bool
+	// refused, when set, says that the variables are written wrong: the
+	// program must exit, without reading, after one line that matches
+	// refused and shows no part of them.
+	refused *regexp.Regexp
 }
 
-// usageLine matches the line that says how to write the list.
-var usageLine = regexp.MustCompile(`ETH_RPC_URLS='[a-z]+=https?://`)
+// What a refusal must say: how to write the list, or which variable to
+// set, or that the two forms do not mix.
+var (
+	howToWrite     = regexp.MustCompile(`ETH_RPC_URLS='[a-z]+=https?://`)
+	backupMissing  = regexp.MustCompile(`ETH_RPC_BACKUP_URL`)
+	primaryMissing = regexp.MustCompile(`ETH_RPC_PRIMARY_URL`)
+	notBoth        = regexp.MustCompile(`not both`)
+)
 
-// check runs program in every scenario, copies what each run printed to
-// w, and returns an error naming each piece of a key that any run printed,
-// each credential a provider should not have received or lacked, and each
-// mistyped list that the program did not refuse as it should.
-func check(program string, w io.Writer) error {
+func list(urls string) map[string]string { return map[string]string{"ETH_RPC_URLS": urls} }
+
+// check runs program with args in every scenario, copies what each run
+// printed to w, and returns an error naming every failure.
+func check(program string, args []string, w io.Writer) error {
 	ps := startProviders()
 	defer ps.close()
 	// An invalid escape in the path, which New refuses.
 	bad := "bad=" + strings.Replace(ps.urlOf("refusing"), "?", "%zz?", 1)
-	healthy, keyed := ps.urlOf("healthy"), ps.urlOf("keyed-a")
+	healthy := ps.urlOf("healthy")
+	keyed := ps.urlOf("keyed-a")
 	scenarios := []scenario{
-		{name: "every provider", urls: ps.list("healthy", "rejecting", "refusing", "hangup", "hung", "keyed-a")},
-		{name: "only the one that rejects the key", urls: ps.list("rejecting")},
-		{name: "only the one that refuses connections", urls: ps.list("refusing")},
-		{name: "only the one that hangs up", urls: ps.list("hangup")},
-		{name: "only the one that never answers", urls: ps.list("hung")},
+		{name: "every provider", reader: "healthy", env: list(ps.list("healthy", "rejecting",
+			"keyed-rejecting", "refusing", "hangup", "hung", "redirecting", "keyed-a"))},
+		{name: "only the one that rejects the key", env: list(ps.list("rejecting"))},
+		{name: "only the one that rejects its user:password@", env: list(ps.list("keyed-rejecting"))},
+		{name: "only the one that refuses connections", env: list(ps.list("refusing"))},
+		{name: "only the one that hangs up", env: list(ps.list("hangup"))},
+		{name: "only the one that never answers", env: list(ps.list("hung"))},
+		{name: "only the one that redirects", env: list(ps.list("redirecting"))},
 		// Reads go to the first eligible provider, so each order sends
 		// them somewhere else, with and without user:password@.
-		{name: "user:password@ first, answering", urls: ps.list("keyed-a", "healthy"), reader: "keyed-a"},
-		{name: "user:password@ first, lagging", urls: ps.list("keyed-behind", "healthy", "keyed-a"), reader: "healthy"},
-		{name: "user:password@ first, lagging, another next", urls: ps.list("keyed-behind", "keyed-b", "healthy"), reader: "keyed-b"},
-		{name: "user:password@ after one without", urls: ps.list("behind", "keyed-a", "keyed-b"), reader: "keyed-a"},
-		{name: "user:password@ last", urls: ps.list("healthy", "behind", "keyed-b"), reader: "healthy"},
-		// With three providers the Quick start sets Quorum and MaxAhead, so
-		// one far ahead of the others, though first, is not read.
-		{name: "one far ahead, first", urls: ps.list("ahead", "keyed-a", "healthy"), reader: "keyed-a"},
-		{name: "a URL that blocklag refuses", urls: bad},
-		{name: "no list", urls: "", mistyped: true},
-		{name: "URLs without names", urls: healthy + " " + keyed, mistyped: true},
-		{name: "a URL with user:password@ and no name", urls: keyed, mistyped: true},
-		{name: "commas between entries", urls: "a=" + healthy + ",b=" + keyed, mistyped: true},
-		{name: "commas and spaces between entries", urls: "a=" + healthy + ", b=" + keyed, mistyped: true},
-		{name: "a name holding '/'", urls: "mainnet/a=" + healthy, mistyped: true},
-		{name: "a name holding ':'", urls: "eth:a=" + keyed, mistyped: true},
-		{name: "a stray '='", urls: "a==" + healthy, mistyped: true},
-		{name: "a missing '='", urls: "a " + keyed, mistyped: true},
-		{name: "spaces around '='", urls: "a = " + healthy, mistyped: true},
-		{name: "a name and no URL", urls: "a= " + keyed, mistyped: true},
+		{name: "user:password@ first, answering", env: list(ps.list("keyed-a", "healthy")),
+			reader: "keyed-a"},
+		{name: "user:password@ first, lagging", env: list(ps.list("keyed-behind", "healthy", "keyed-a")),
+			reader: "healthy"},
+		{name: "user:password@ first, lagging, another next",
+			env: list(ps.list("keyed-behind", "keyed-b", "healthy")), reader: "keyed-b"},
+		{name: "user:password@ after one without", env: list(ps.list("behind", "keyed-a", "keyed-b")),
+			reader: "keyed-a"},
+		{name: "user:password@ last", env: list(ps.list("healthy", "behind", "keyed-b")), reader: "healthy"},
+		// A read sent to the first provider's URL and redirected would
+		// carry that URL to the next provider in its Referer.
+		{name: "a redirect after one lagging", env: list(ps.list("keyed-behind", "redirecting", "healthy"))},
+		// With three providers the program sets Quorum and MaxAhead, so one
+		// 1000 blocks ahead of the others, though first, is not read.
+		{name: "one far ahead, first", env: list(ps.list("ahead", "keyed-a", "healthy")), reader: "keyed-a"},
+		{name: "the seed's two variables", reader: "healthy", env: map[string]string{
+			"ETH_RPC_PRIMARY_URL": ps.urlOf("keyed-behind"), "ETH_RPC_BACKUP_URL": healthy}},
+		{name: "a URL that blocklag refuses", env: list(bad)},
+		{name: "no list", env: list(""), refused: howToWrite},
+		{name: "URLs without names", env: list(healthy + " " + keyed), refused: howToWrite},
+		{name: "a URL with user:password@ and no name", env: list(keyed), refused: howToWrite},
+		{name: "commas between entries", env: list("a=" + healthy + ",b=" + keyed), refused: howToWrite},
+		{name: "commas and spaces between entries", env: list("a=" + healthy + ", b=" + keyed),
+			refused: howToWrite},
+		{name: "a name holding '/'", env: list("mainnet/a=" + healthy), refused: howToWrite},
+		{name: "a name holding ':'", env: list("eth:a=" + keyed), refused: howToWrite},
+		{name: "a name holding '?'", env: list("a?=" + keyed), refused: howToWrite},
+		{name: "a name holding '@'", env: list("me@a=" + keyed), refused: howToWrite},
+		{name: "a name holding ','", env: list("a,b=" + keyed), refused: howToWrite},
+		{name: "a stray '='", env: list("a==" + healthy), refused: howToWrite},
+		{name: "a missing '='", env: list("a " + keyed), refused: howToWrite},
+		{name: "spaces around '='", env: list("a = " + healthy), refused: howToWrite},
+		{name: "a name and no URL", env: list("a= " + keyed), refused: howToWrite},
+		{name: "the primary without the backup", env: map[string]string{"ETH_RPC_PRIMARY_URL": keyed},
+			refused: backupMissing},
+		{name: "the backup without the primary", env: map[string]string{"ETH_RPC_BACKUP_URL": keyed},
+			refused: primaryMissing},
+		{name: "both forms", refused: notBoth, env: map[string]string{
+			"ETH_RPC_URLS": ps.list("healthy"), "ETH_RPC_PRIMARY_URL": keyed, "ETH_RPC_BACKUP_URL": healthy}},
 	}
 
 	if err := canary(ps); err != nil {
 		return err
 	}
 	var leaked, wire, refused []string
+	note := func(list *[]string, name string, problems []string) {
+		for _, p := range problems {
+			*list = append(*list, name+": "+p)
+		}
+	}
 	for _, sc := range scenarios {
 		ps.wire.reset()
-		run, err := runOnce(program, sc.urls)
+		run, err := runOnce(program, args, sc.env)
 		if err != nil {
 			return fmt.Errorf("%s: %v; it printed:\n%s", sc.name, err, run.out)
 		}
 		fmt.Fprintf(w, "== %s: %d lines\n%s", sc.name, bytes.Count(run.out, []byte("\n")), run.out)
-		for _, leak := range leaks(run.out, ps.keys()) {
-			leaked = append(leaked, fmt.Sprintf("%s: %s", sc.name, leak))
-		}
+		note(&leaked, sc.name, leaks(run.out, ps.keys()))
 		wrong, reads := ps.wire.take()
-		for _, v := range wrong {
-			wire = append(wire, fmt.Sprintf("%s: %s", sc.name, v))
-		}
+		note(&wire, sc.name, wrong)
 		if sc.reader != "" && (reads[sc.reader] == 0 || !run.read) {
-			wire = append(wire, fmt.Sprintf("%s: no read served by %s (reads received: %v)", sc.name, sc.reader, reads))
+			missed := fmt.Sprintf("no read served by %s (reads received: %v)", sc.reader, reads)
+			note(&wire, sc.name, []string{missed})
 		}
-		if sc.mistyped {
-			if why := refusal(run); why != "" {
-				refused = append(refused, fmt.Sprintf("%s: %s", sc.name, why))
+		if sc.refused != nil {
+			if why := refusal(run, sc.refused, sc.env); why != "" {
+				note(&refused, sc.name, []string{why})
 			}
 		}
 	}
+
+	const name = "a provider that refuses connections, then accepts them"
+	ps.wire.reset()
+	out, noisy, err := recovery(program, args, ps)
+	if err != nil {
+		return fmt.Errorf("%s: %v; it printed:\n%s", name, err, out)
+	}
+	fmt.Fprintf(w, "== %s: %d lines\n%s", name, bytes.Count(out, []byte("\n")), out)
+	note(&leaked, name, leaks(out, ps.keys()))
+	wrong, _ := ps.wire.take()
+	note(&wire, name, wrong)
+
 	var failures []string
 	if len(leaked) > 0 {
-		failures = append(failures, "the program printed pieces of keys:\n"+strings.Join(leaked, "\n"))
+		failures = append(failures, "the program printed pieces of keys:")
+		failures = append(failures, leaked...)
 	}
 	if len(wire) > 0 {
-		failures = append(failures, "providers received credentials other than their own, or lacked their own:\n"+strings.Join(wire, "\n"))
+		failures = append(failures, "providers received another's secrets, or lacked their own:")
+		failures = append(failures, wire...)
 	}
 	if len(refused) > 0 {
-		failures = append(failures, "mistyped lists were not refused with one line saying how to write them:\n"+strings.Join(refused, "\n"))
+		failures = append(failures, "mistyped variables were not refused in one line saying what to write:")
+		failures = append(failures, refused...)
+	}
+	if len(noisy) > 0 {
+		failures = append(failures, "a provider's failure was not logged once:")
+		failures = append(failures, noisy...)
 	}
 	if len(failures) > 0 {
 		return errors.New(strings.Join(failures, "\n"))
 	}
-	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed; every provider received its own credentials and no other's; every mistyped list refused in one line")
+	fmt.Fprintln(w, "leakcheck: no piece of any key in anything the program printed; "+
+		"every provider received its own credentials and nothing of another's; "+
+		"every mistyped variable refused in one line; "+
+		"a provider refusing connections logged once, and once when it recovered")
 	return nil
 }
 
-// refusal says what is wrong with a run given a mistyped list, or "" when
-// the program exited with an error status, read nothing, and printed one
-// line that says how to write the list.
-func refusal(run result) string {
+// refusal says what is wrong with a run given mistyped variables, or ""
+// when the program exited with an error status, read nothing, and printed
+// one line that matches want and shows no 8 bytes of any value it was
+// given.
+func refusal(run result, want *regexp.Regexp, env map[string]string) string {
 	lines := strings.Split(strings.TrimSuffix(string(run.out), "\n"), "\n")
+	var values []string
+	for _, v := range env {
+		values = append(values, v)
+	}
 	switch {
 	case run.read:
-		return "it read, as if the list were right"
+		return "it read, as if the variables were right"
 	case run.exitCode == 0:
 		return "it exited with status 0"
 	case len(lines) != 1:
 		return fmt.Sprintf("it printed %d lines, want 1", len(lines))
-	case !usageLine.MatchString(lines[0]):
-		return "its line does not show how to write the list (ETH_RPC_URLS='a=https://… b=https://…')"
+	case !want.MatchString(lines[0]):
+		return fmt.Sprintf("its line does not say what to write (want it to match %s)", want)
+	case len(leaks(run.out, values)) > 0:
+		return "its line shows part of what was written: " + lines[0]
 	}
 	return ""
 }
@@ -211,17 +292,32 @@ type result struct {
 	exitCode int    // its exit status if it exited by itself, else -1
 }
 
-// runOnce runs program with ETH_RPC_URLS set to urls until it logs a read
-// or exits, and returns all it printed on standard output and standard
-// error together. A program that exits before logging a read must have
-// printed something: a refused configuration is reported, not silent.
-func runOnce(program, urls string) (result, error) {
+// command returns program with args, and with env in place of any
+// ETH_RPC_ variable of this process's environment.
+func command(ctx context.Context, program string, args []string, env map[string]string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, program, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ETH_RPC_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
+// runOnce runs program until it logs a read or exits, and returns all it
+// printed on standard output and standard error together. A program that
+// exits before logging a read must have printed something: a refused
+// configuration is reported, not silent.
+func runOnce(program string, args []string, env map[string]string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, program)
-	cmd.Env = append(os.Environ(), "ETH_RPC_URLS="+urls)
+	cmd := command(ctx, program, args, env)
 	r, w := io.Pipe()
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Stdout = w
+	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
@@ -266,31 +362,205 @@ func runOnce(program, urls string) (result, error) {
 	return res, nil
 }
 
-// leaks returns, for each key, the first line of out that shows a piece of
-// it, and the piece.
-func leaks(out []byte, keys []string) []string {
+// flakyLine matches a line that names the provider that stops accepting
+// connections.
+var flakyLine = regexp.MustCompile(`\bflaky\b`)
+
+// recovery runs program against two providers, waits for its first read,
+// stops the second from accepting connections for recoveryChecks checks
+// (counted as requests to the first), then lets it accept them again for
+// as many. It returns what program printed and, unless exactly one line
+// named that provider while it refused and exactly one once it recovered,
+// what was wrong.
+func recovery(program string, args []string, ps *providers) (out []byte, noisy []string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := command(ctx, program, args, list(ps.list("healthy", "flaky")))
+	r, w := io.Pipe()
+	cmd.Stdout = w
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		cmd.Process.Kill()
+		<-ps.events.lines.done
+	}()
+	go func() {
+		cmd.Wait()
+		w.Close()
+	}()
+	ps.events.lines.follow(r)
+
+	if err := ps.events.waitUntil(ctx, func() bool { return ps.events.lines.reads() > 0 }); err != nil {
+		return ps.events.lines.text(), nil, fmt.Errorf("no read logged: %v", err)
+	}
+	phase := func(name string, change func() error) (int, error) {
+		start := ps.events.lines.count()
+		from := ps.wire.count("healthy")
+		if err := change(); err != nil {
+			return 0, err
+		}
+		enough := func() bool { return ps.wire.count("healthy") >= from+recoveryChecks }
+		err := ps.events.waitUntil(ctx, enough)
+		if err != nil {
+			return 0, fmt.Errorf("%d checks %s: %v", recoveryChecks, name, err)
+		}
+		return ps.events.lines.named(start, ps.events.lines.count(), flakyLine), nil
+	}
+	refusing, err := phase("while it refuses", ps.flaky.down)
+	if err != nil {
+		return ps.events.lines.text(), nil, err
+	}
+	recovered, err := phase("once it accepts", ps.flaky.up)
+	if err != nil {
+		return ps.events.lines.text(), nil, err
+	}
+	if refusing != 1 {
+		noisy = append(noisy, fmt.Sprintf(
+			"%d lines named it while it refused connections for %d checks, want 1", refusing, recoveryChecks))
+	}
+	if recovered != 1 {
+		noisy = append(noisy, fmt.Sprintf("%d lines named it in the %d checks after it recovered, want 1",
+			recovered, recoveryChecks))
+	}
+	return ps.events.lines.text(), noisy, nil
+}
+
+// leaks returns, for each secret, the first line of out that shows a piece
+// of it, and the piece.
+func leaks(out []byte, secrets []string) []string {
 	var found []string
-	for _, key := range keys {
-	pieces:
-		for i := 0; i+pieceLen <= len(key); i++ {
-			piece := key[i : i+pieceLen]
-			for n, line := range strings.Split(string(out), "\n") {
-				if strings.Contains(line, piece) {
-					found = append(found, fmt.Sprintf("line %d shows %q of a key: %s", n+1, piece, line))
-					break pieces
-				}
+	for _, secret := range secrets {
+		for n, line := range strings.Split(string(out), "\n") {
+			if piece := pieceOf(line, secret); piece != "" {
+				found = append(found, fmt.Sprintf("line %d shows %q of a secret: %s", n+1, piece, line))
+				break
 			}
 		}
 	}
 	return found
 }
 
-// providers are the local providers, by name, each with the keys in its URL.
+// pieceOf returns the first piece of pieceLen bytes of secret that text
+// holds, or "".
+func pieceOf(text, secret string) string {
+	for i := 0; i+pieceLen <= len(secret); i++ {
+		if piece := secret[i : i+pieceLen]; strings.Contains(text, piece) {
+			return piece
+		}
+	}
+	return ""
+}
+
+// events lets the recovery run wait for what the program prints and what
+// the providers receive.
+type events struct {
+	mu    sync.Mutex
+	more  chan struct{} // closed when something happens, then replaced
+	lines *lines
+}
+
+func (e *events) bump() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	close(e.more)
+	e.more = make(chan struct{})
+}
+
+// waitUntil returns once cond holds, or an error when ctx ends first.
+func (e *events) waitUntil(ctx context.Context, cond func() bool) error {
+	for {
+		e.mu.Lock()
+		more := e.more
+		e.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// lines are what the program printed in the recovery run, line by line.
+type lines struct {
+	events *events
+	mu     sync.Mutex
+	all    []string
+	done   chan struct{} // closed when the program's output ends
+}
+
+// follow reads r into l, line by line, until r ends.
+func (l *lines) follow(r io.Reader) {
+	l.mu.Lock()
+	l.all = nil
+	l.done = make(chan struct{})
+	l.mu.Unlock()
+	go func() {
+		defer close(l.done)
+		scanner := bufio.NewScanner(r)
+		for scanner.Scan() {
+			l.mu.Lock()
+			l.all = append(l.all, scanner.Text())
+			l.mu.Unlock()
+			l.events.bump()
+		}
+		io.Copy(io.Discard, r)
+	}()
+}
+
+func (l *lines) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.all)
+}
+
+func (l *lines) reads() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.all {
+		if readLogged.MatchString(line) {
+			n++
+		}
+	}
+	return n
+}
+
+// named counts the lines from start to end that match re.
+func (l *lines) named(start, end int, re *regexp.Regexp) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.all[start:end] {
+		if re.MatchString(line) {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *lines) text() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.all) == 0 {
+		return nil
+	}
+	return []byte(strings.Join(l.all, "\n") + "\n")
+}
+
+// providers are the local providers, by name, each with the secrets in
+// its URL.
 type providers struct {
 	urls    map[string]string
 	keyList []string
 	closers []func()
 	wire    *wire
+	flaky   *switchable
+	events  *events
 }
 
 func (ps *providers) urlOf(name string) string { return ps.urls[name] }
@@ -312,14 +582,18 @@ func (ps *providers) close() {
 }
 
 // wire records, for every request a provider receives, whether it carried
-// that provider's own credentials and no other's, and counts the reads
-// (requests that are not blocklag's probes) each provider received.
+// that provider's own credentials and nothing of another's, and counts the
+// requests and the reads (requests that are not blocklag's probes) each
+// provider received.
 type wire struct {
-	mu    sync.Mutex
-	own   map[string]creds  // provider name: what each request to it must carry
-	whose map[string]string // a path and query, or an Authorization: whose it is
-	wrong []string
-	reads map[string]int
+	events  *events
+	mu      sync.Mutex
+	own     map[string]creds    // provider name: what each request to it must carry
+	secrets map[string][]string // provider name: the secrets in its URL
+	whose   map[string]string   // a path and query, or an Authorization: whose it is
+	wrong   []string
+	reads   map[string]int
+	all     map[string]int
 }
 
 // creds are what a provider must receive: its path and query, which hold
@@ -330,8 +604,10 @@ type creds struct{ uri, auth string }
 
 // receive records one request that provider name received.
 func (wi *wire) receive(name string, r *http.Request) {
+	defer wi.events.bump()
 	wi.mu.Lock()
 	defer wi.mu.Unlock()
+	wi.all[name]++
 	if !strings.HasPrefix(r.Header.Get("User-Agent"), "failnext-blocklag") {
 		wi.reads[name]++
 	}
@@ -342,7 +618,8 @@ func (wi *wire) receive(name string, r *http.Request) {
 			wi.wrong = append(wi.wrong, name+" received a path and query not its own")
 		}
 	}
-	got, want := r.Header.Values("Authorization"), wi.own[name].auth
+	got := r.Header.Values("Authorization")
+	want := wi.own[name].auth
 	switch {
 	case len(got) == 0 && want == "":
 	case len(got) == 1 && got[0] == want:
@@ -351,18 +628,45 @@ func (wi *wire) receive(name string, r *http.Request) {
 	case len(got) == 1 && wi.whose[got[0]] != "":
 		wi.wrong = append(wi.wrong, fmt.Sprintf("%s received the credentials of %s", name, wi.whose[got[0]]))
 	default:
-		wi.wrong = append(wi.wrong, fmt.Sprintf("%s received %d Authorization headers that are not its own", name, len(got)))
+		wi.wrong = append(wi.wrong, fmt.Sprintf("%s received %d Authorization headers that are not its own",
+			name, len(got)))
 	}
+	for header, values := range r.Header {
+		for other, secrets := range wi.secrets {
+			if other == name {
+				continue
+			}
+			for _, secret := range secrets {
+				for _, v := range values {
+					if pieceOf(v, secret) != "" {
+						wi.wrong = append(wi.wrong, fmt.Sprintf(
+							"%s received a piece of a secret of %s in its %s header", name, other, header))
+					}
+				}
+			}
+		}
+	}
+}
+
+// count returns how many requests provider name has received since the
+// last reset.
+func (wi *wire) count(name string) int {
+	wi.mu.Lock()
+	defer wi.mu.Unlock()
+	return wi.all[name]
 }
 
 func (wi *wire) reset() {
 	wi.mu.Lock()
 	defer wi.mu.Unlock()
-	wi.wrong, wi.reads = nil, map[string]int{}
+	wi.wrong = nil
+	wi.reads = map[string]int{}
+	wi.all = map[string]int{}
 }
 
 // take returns what was recorded since the last reset: each wrong
-// credential, once per provider and kind, and the reads per provider.
+// request, once per provider and kind, in order, and the reads per
+// provider.
 func (wi *wire) take() ([]string, map[string]int) {
 	wi.mu.Lock()
 	defer wi.mu.Unlock()
@@ -374,39 +678,89 @@ func (wi *wire) take() ([]string, map[string]int) {
 			wrong = append(wrong, w)
 		}
 	}
+	sort.Strings(wrong)
 	return wrong, wi.reads
+}
+
+// switchable is a provider that can stop accepting connections, and then
+// accept them again on the same port.
+type switchable struct {
+	addr    string
+	handler http.Handler
+	mu      sync.Mutex
+	srv     *http.Server
+}
+
+// up starts serving at addr ("127.0.0.1:0" the first time, which picks a
+// port) and keeps the address it got.
+func (s *switchable) up() error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s.handler}
+	go s.srv.Serve(ln)
+	return nil
+}
+
+// down closes the listener and every connection: from then on a dial is
+// refused.
+func (s *switchable) down() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil {
+		return nil
+	}
+	err := s.srv.Close()
+	s.srv = nil
+	return err
 }
 
 // startProviders starts the providers and gives each a URL with a path
 // key shaped like a hosted provider's and a query key of its own; those
 // named keyed-… also get a user name and password of their own.
 func startProviders() *providers {
-	wi := &wire{own: map[string]creds{}, whose: map[string]string{}, reads: map[string]int{}}
-	ps := &providers{urls: map[string]string{}, wire: wi}
+	ev := &events{more: make(chan struct{})}
+	ev.lines = &lines{events: ev, done: make(chan struct{})}
+	close(ev.lines.done)
+	wi := &wire{events: ev, own: map[string]creds{}, secrets: map[string][]string{},
+		whose: map[string]string{}}
+	wi.reset()
+	ps := &providers{urls: map[string]string{}, wire: wi, events: ev}
 	add := func(name, base, pathPrefix string) {
-		pathKey, queryKey := newKey(32), newKey(40)
+		pathKey := newKey(32)
+		queryKey := newKey(40)
 		own := creds{uri: pathPrefix + pathKey + "?apikey=" + queryKey}
 		wi.whose[own.uri] = name
-		ps.keyList = append(ps.keyList, pathKey, queryKey)
+		secrets := []string{pathKey, queryKey}
 		if strings.HasPrefix(name, "keyed-") {
-			user, password := newKey(12), newKey(24)
+			user := newKey(12)
+			password := newKey(24)
 			basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 			// The header's base64 gives the pair away as surely as the pair.
-			ps.keyList = append(ps.keyList, user, password, basic)
+			secrets = append(secrets, user, password, basic)
 			own.auth = "Basic " + basic
 			wi.whose[own.auth] = name
 			base = strings.Replace(base, "://", "://"+user+":"+password+"@", 1)
 		}
+		ps.keyList = append(ps.keyList, secrets...)
+		wi.secrets[name] = secrets
 		wi.own[name] = own
 		ps.urls[name] = base + own.uri
 	}
-	// serve starts an HTTP provider that records what each request carried
-	// before handle answers it.
-	serve := func(name, pathPrefix string, handle http.HandlerFunc) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// record wraps a handler so that wire records what each request
+	// carried before the handler answers it.
+	record := func(name string, handle http.HandlerFunc) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			wi.receive(name, r)
 			handle(w, r)
-		}))
+		})
+	}
+	serve := func(name, pathPrefix string, handle http.HandlerFunc) {
+		srv := httptest.NewServer(record(name, handle))
 		ps.closers = append(ps.closers, srv.Close)
 		add(name, srv.URL, pathPrefix)
 	}
@@ -430,14 +784,29 @@ func startProviders() *providers {
 
 	serve("healthy", "/v3/", answer("0x12"))
 	serve("behind", "/v3/", answer("0xa"))
-	serve("ahead", "/v3/", answer("0x3fa"))
+	serve("ahead", "/v3/", answer("0x3fa")) // 1000 blocks above 0x12
 	serve("keyed-a", "/v3/", keyedAnswer("keyed-a", "0x12"))
 	serve("keyed-b", "/rpc/", keyedAnswer("keyed-b", "0x12"))
 	serve("keyed-behind", "/v1/", keyedAnswer("keyed-behind", "0xa"))
-	serve("rejecting", "/v2/", func(w http.ResponseWriter, r *http.Request) {
+	reject := func(w http.ResponseWriter, r *http.Request) {
+		user, password, _ := r.BasicAuth()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"invalid key in %s"}}`, r.URL.RequestURI())
+		message := fmt.Sprintf("invalid key in %s (%s; %s:%s)",
+			r.URL.RequestURI(), r.Header.Get("Authorization"), user, password)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":%q}}`, message)
+	}
+	serve("rejecting", "/v2/", reject)
+	serve("keyed-rejecting", "/v2/", reject)
+	// It answers probes as the others do, but sends every read to
+	// healthy's URL, keys and all.
+	serve("redirecting", "/v3/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("User-Agent"), "failnext-blocklag") {
+			answer("0x12")(w, r)
+			return
+		}
+		w.Header().Set("Location", ps.urls["healthy"])
+		w.WriteHeader(http.StatusTemporaryRedirect)
 	})
 
 	// A port that was just released: nothing listens there.
@@ -465,6 +834,13 @@ func startProviders() *providers {
 		<-stop // then say nothing until the check ends
 		c.Close()
 	}), "/rpc/")
+
+	ps.flaky = &switchable{addr: "127.0.0.1:0", handler: record("flaky", answer("0x12"))}
+	if err := ps.flaky.up(); err != nil {
+		panic(err)
+	}
+	ps.closers = append(ps.closers, func() { ps.flaky.down() })
+	add("flaky", "http://"+ps.flaky.addr, "/v3/")
 	return ps
 }
 

@@ -31,11 +31,7 @@ type guarded struct {
 func startGuarded(t *testing.T, blocks int, user, password string) *guarded {
 	t.Helper()
 	node := startDevNode(t, blocks)
-	target, err := url.Parse(node.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy := httputil.NewSingleHostReverseProxy(mustParse(t, node.URL))
 	want := ""
 	if user != "" {
 		want = "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
@@ -89,17 +85,13 @@ func TestEachProviderReceivesOnlyItsOwnCredentials(t *testing.T) {
 			endpoints := []failnext.Endpoint{{ID: "primary", URL: first.url}, {ID: "backup", URL: next.url}}
 			log := &cursor{tap: tapLog(t)}
 			stop := startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
-			log.waitFor(t, "the lagging primary ineligible", "check", func(r slog.Record) bool {
-				c, ok := checkOf(r)
-				return ok && c.Providers["primary"] == verdict{Height: 5, Lag: 15} &&
-					c.Providers["backup"] == verdict{Eligible: true, Height: 20}
-			})
+			log.waitFor(t, "the lagging primary ineligible", "provider ineligible: behind", names("primary"))
 			// The check runs before the first read, which must then go to the backup.
 			r := log.waitFor(t, "the first read", "read", func(slog.Record) bool { return true })
 			stop()
 			if !servedBy("backup", 20)(r) {
-				t.Errorf("the first read logged endpoint=%v block=%v cause=%v, want block 20 from the backup",
-					attr(r, "endpoint"), attr(r, "block"), attr(r, "cause"))
+				t.Errorf("the first read logged endpoint=%v block=%v, want block 20 from the backup",
+					attr(r, "endpoint"), attr(r, "block"))
 			}
 			for name, g := range map[string]*guarded{"primary": first, "backup": next} {
 				requests, wrong := g.report()
@@ -111,31 +103,39 @@ func TestEachProviderReceivesOnlyItsOwnCredentials(t *testing.T) {
 	}
 }
 
-// ownCredentials sends the attempt's own URL's credentials in place of any
-// it was handed, and leaves the request it was given as it was.
-func TestOwnCredentials(t *testing.T) {
-	received := make(chan string, 10)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		received <- strings.Join(r.Header.Values("Authorization"), ", ")
+// A provider that answers probes but redirects reads to another provider's
+// URL gets no read followed: the read fails with the redirect's status, and
+// the other provider receives nothing.
+func TestReadsFollowNoRedirect(t *testing.T) {
+	target := startGuarded(t, 20, "", "")
+	node := startDevNode(t, 20)
+	probes := httputil.NewSingleHostReverseProxy(mustParse(t, node.URL))
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("User-Agent"), "failnext-blocklag") {
+			probes.ServeHTTP(w, r)
+			return
+		}
+		http.Redirect(w, r, target.url, http.StatusTemporaryRedirect)
 	}))
-	defer srv.Close()
-	for _, tt := range []struct{ url, want string }{
-		{strings.Replace(srv.URL, "://", "://alice:pa55@", 1), "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:pa55"))},
-		{srv.URL, ""},
-	} {
-		req := httptest.NewRequest(http.MethodPost, tt.url, strings.NewReader("{}"))
-		req.RequestURI = ""
-		req.Header.Set("Authorization", "Basic c29tZW9uZTplbHNl")
-		resp, err := ownCredentials{}.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if got := <-received; got != tt.want {
-			t.Errorf("%s: the provider received Authorization %q, want %q", tt.url, got, tt.want)
-		}
-		if a := req.Header.Get("Authorization"); a != "Basic c29tZW9uZTplbHNl" {
-			t.Errorf("%s: the request handed in now has Authorization %q, want it unchanged", tt.url, a)
-		}
+	defer redirecting.Close()
+	endpoints := []failnext.Endpoint{{ID: "redirecting", URL: redirecting.URL + "/v3/k3y0f7he5ecre7"}}
+	log := &cursor{tap: tapLog(t)}
+	stop := startRun(t, endpoints, time.Hour, time.Hour, "")
+	r := log.waitFor(t, "the redirected read", "read failed", func(slog.Record) bool { return true })
+	stop()
+	if got := fmt.Sprint(attr(r, "err")); !strings.Contains(got, "307") {
+		t.Errorf("read failed logged err=%q, want the redirect's status, 307", got)
 	}
+	if requests, _ := target.report(); requests != 0 {
+		t.Errorf("the redirect's target received %d requests, want none", requests)
+	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/yermakovsa/failnext"
-	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/examples/goethereum/internal/devnet"
 )
 
@@ -28,21 +26,13 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: demo.Primary.URL}, {ID: "backup", URL: demo.Backup.URL}}
 	stop := startRun(t, endpoints, time.Second, time.Second, "")
 
-	log.waitFor(t, "the primary behind and ineligible", "check", func(r slog.Record) bool {
-		c, ok := checkOf(r)
-		p, b := c.Providers["primary"], c.Providers["backup"]
-		return ok && !p.Eligible && p.Lag > maxLag && b.Eligible && b.Height == c.Reference
-	})
+	log.waitFor(t, "the primary behind and ineligible", "provider ineligible: behind", names("primary"))
 	log.waitFor(t, "a read served by the backup", "read", func(r slog.Record) bool {
 		return attr(r, "endpoint") == failnext.EndpointID("backup")
 	})
 	demo.StopBackup()
 	log.waitFor(t, "the backup stopping", "dev: stopping the backup node", func(slog.Record) bool { return true })
-	log.waitFor(t, "the backup's probe error", "check", func(r slog.Record) bool {
-		var pe *blocklag.ProbeError
-		err, _ := attr(r, "err").(error)
-		return errors.As(err, &pe) && pe.Endpoint == "backup"
-	})
+	log.waitFor(t, "the backup's probe error", "provider ineligible: probe failed", names("backup"))
 	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
 		return attr(r, "led") == failnext.EndpointID("backup")
 	})
@@ -50,4 +40,31 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 		return attr(r, "endpoint") == failnext.EndpointID("primary") && attr(r, "block") != nil
 	})
 	stop()
+}
+
+// -dev-duration takes a duration of zero or more, and nothing else.
+func TestDemoDurationFlag(t *testing.T) {
+	tests := []struct {
+		name  string
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"a minute and a half", "90s", 90 * time.Second, true},
+		{"zero, to run until Ctrl-C", "0", 0, true},
+		{"a negative duration", "-1s", 0, false},
+		{"not a duration", "soon", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := demoTimer{}
+			err := d.Set(tt.value)
+			if (err == nil) != tt.ok || tt.ok && d.after != tt.want {
+				t.Errorf("Set(%q) = %v, after %v; want ok %v, after %v", tt.value, err, d.after, tt.ok, tt.want)
+			}
+			if d.timer != nil {
+				t.Errorf("Set(%q) started a timer before -dev started the demo", tt.value)
+			}
+		})
+	}
 }

@@ -103,49 +103,11 @@ func attr(r slog.Record, key string) any {
 	return v
 }
 
-// verdict is one provider's part of a check record.
-type verdict struct {
-	Eligible    bool
-	Height, Lag uint64
-	Reason      blocklag.Reason // set instead of Height and Lag when its probe failed
-}
-
-// checkLine is what a check record logged: the reference height and, by
-// provider ID, each provider's verdict.
-type checkLine struct {
-	Reference uint64
-	Providers map[string]verdict
-}
-
-// checkOf returns what a check record logged, and whether it logged
-// verdicts (a check record holding an error does not).
-func checkOf(r slog.Record) (checkLine, bool) {
-	ref, ok := attr(r, "reference").(uint64)
-	if !ok {
-		return checkLine{}, false
+// names matches a record about provider id.
+func names(id failnext.EndpointID) func(slog.Record) bool {
+	return func(r slog.Record) bool {
+		return attr(r, "provider") == id
 	}
-	c := checkLine{Reference: ref, Providers: map[string]verdict{}}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Value.Kind() != slog.KindGroup {
-			return true
-		}
-		var v verdict
-		for _, g := range a.Value.Group() {
-			switch g.Key {
-			case "eligible":
-				v.Eligible = g.Value.Bool()
-			case "height":
-				v.Height = g.Value.Uint64()
-			case "lag":
-				v.Lag = g.Value.Uint64()
-			case "reason":
-				v.Reason, _ = g.Value.Any().(blocklag.Reason)
-			}
-		}
-		c.Providers[a.Key] = v
-		return true
-	})
-	return c, true
 }
 
 // endpoint returns one endpoint's part of a Status.
@@ -156,6 +118,19 @@ func endpoint(st blocklag.Status, id string) blocklag.EndpointStatus {
 		}
 	}
 	return blocklag.EndpointStatus{}
+}
+
+// about returns the messages of the records that name provider id, in order.
+func (l *logTap) about(id failnext.EndpointID) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var msgs []string
+	for _, r := range l.records {
+		if attr(r, "provider") == id {
+			msgs = append(msgs, r.Message)
+		}
+	}
+	return msgs
 }
 
 // servedBy matches a read record for block served by endpoint id.

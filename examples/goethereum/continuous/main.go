@@ -1,22 +1,18 @@
-// Command continuous keeps go-ethereum's client off lagging providers.
+// Command continuous keeps go-ethereum's client off lagging providers. It is
+// the program to copy: main.go alone builds and runs.
 //
-// It reads two provider URLs from ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL
-// and gives the same endpoint list to blocklag and to failnext. It checks the
-// providers' heights with blocklag at start and then every 15 seconds, and
-// reads the latest block number through go-ethereum's ethclient every 10
-// seconds, over a failnext transport that skips the providers the last check
-// found lagging. It logs what each check found, in one short line, which
-// provider served each read, and when the reference height fell, and stops
-// on SIGINT or SIGTERM.
-//
-// With -dev it needs no URL: it runs the same loop, at a faster pace,
-// against two go-ethereum dev nodes that it starts in the process, and
-// stops by itself after -dev-duration.
+// It reads its providers from ETH_RPC_URLS, name=URL pairs separated by
+// white space, or from the two variables ETH_RPC_PRIMARY_URL and
+// ETH_RPC_BACKUP_URL, and hands the same list to blocklag and to failnext. It
+// checks the providers' heights at start and then every -check-every, and
+// reads the latest block through go-ethereum's client every -read-every,
+// over a failnext transport that skips the providers the last check found
+// lagging. It logs each provider's verdict when it changes, and stops on
+// SIGINT or SIGTERM.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"log/slog"
@@ -26,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,108 +34,135 @@ import (
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
-	"github.com/yermakovsa/failnext-blocklag/examples/goethereum/internal/devnet"
 )
 
 const (
-	checkEvery   = 15 * time.Second
-	readEvery    = 10 * time.Second
-	checkTimeout = 5 * time.Second
-	readTimeout  = 5 * time.Second
-	maxLag       = 3 // blocks a provider may be behind and still be used
+	checkTimeout = 5 * time.Second // for one Check
+	readTimeout  = 5 * time.Second // for one read, failover included
+	probeTimeout = 2 * time.Second // for one provider's probe within a Check
+	maxLag       = 3               // blocks below the reference that a provider may be and still be read
+	maxAhead     = 10              // blocks above it, with three providers or more
+	maxNameLen   = 16              // bytes in a provider's name, so that every log line fits 200 bytes
+)
+
+// How many bytes of an error's text a line shows, so that every line fits
+// in 200 bytes, its date and time included: what else a line holds leaves
+// this much room (verdicts_test.go checks the longest lines).
+const (
+	probeErrWidth = 80
+	readErrWidth  = 150
+	startErrWidth = 170
 )
 
 func main() {
-	dev := flag.Bool("dev", false, "run against two go-ethereum dev nodes started in this process; no URL needed")
-	devDuration := flag.Duration("dev-duration", time.Minute, "with -dev, stop after this long (0: run until Ctrl-C)")
-	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
+	checkEvery := flag.Duration("check-every", 15*time.Second, "how often to check the providers' heights")
+	readEvery := flag.Duration("read-every", 10*time.Second, "how often to read the latest block")
+	metricsAddr := flag.String("metrics-addr", "",
+		"serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	if *dev {
-		err = runDev(ctx, *devDuration, *metricsAddr)
-	} else {
-		var endpoints []failnext.Endpoint
-		if endpoints, err = endpointsFromEnv(); err == nil {
-			err = run(ctx, endpoints, checkEvery, readEvery, *metricsAddr)
-		}
+	endpoints, err := endpointsFromEnv()
+	if err == nil && (*checkEvery <= 0 || *readEvery <= 0) {
+		err = errors.New("-check-every and -read-every must be above zero")
 	}
 	if err != nil {
-		slog.Error("continuous", "err", err)
+		slog.Error(brief(err, startErrWidth)) // it says what to set, and quotes no URL
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, endpoints, *checkEvery, *readEvery, *metricsAddr)
+	stop()
+	if err != nil {
+		slog.Error(brief(err, startErrWidth)) // blocklag's errors name the endpoint, never its key
 		os.Exit(1)
 	}
 }
 
-// endpointsFromEnv builds the endpoint list from the environment. A URL
-// holds the provider's API key, so the error names the variables only.
+// errList says how to write ETH_RPC_URLS. It shows no part of a list
+// written wrong: that would show a URL, and a URL holds a key.
+var errList = errors.New("write ETH_RPC_URLS='a=https://... b=https://...': name=URL pairs, " +
+	"spaces between, names of up to " + strconv.Itoa(maxNameLen) + " letters, digits, '.', '-' or '_'")
+
+// endpointsFromEnv returns the providers that ETH_RPC_URLS lists, or the
+// two that ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL give, named primary
+// and backup. Its errors name variables only.
 func endpointsFromEnv() ([]failnext.Endpoint, error) {
-	primary, backup := os.Getenv("ETH_RPC_PRIMARY_URL"), os.Getenv("ETH_RPC_BACKUP_URL")
-	if primary == "" || backup == "" {
-		return nil, errors.New("set ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL to your providers' HTTP JSON-RPC URLs, or run with -dev")
+	list := os.Getenv("ETH_RPC_URLS")
+	primary := os.Getenv("ETH_RPC_PRIMARY_URL")
+	backup := os.Getenv("ETH_RPC_BACKUP_URL")
+	switch {
+	case list != "" && (primary != "" || backup != ""):
+		return nil, errors.New("set ETH_RPC_URLS or ETH_RPC_PRIMARY_URL and ETH_RPC_BACKUP_URL, not both")
+	case primary != "" && backup == "":
+		return nil, errors.New("ETH_RPC_BACKUP_URL is not set: set it beside ETH_RPC_PRIMARY_URL")
+	case primary == "" && backup != "":
+		return nil, errors.New("ETH_RPC_PRIMARY_URL is not set: set it beside ETH_RPC_BACKUP_URL")
+	case primary != "":
+		return []failnext.Endpoint{{ID: "primary", URL: primary}, {ID: "backup", URL: backup}}, nil
 	}
-	return []failnext.Endpoint{{ID: "primary", URL: primary}, {ID: "backup", URL: backup}}, nil
+	return parseList(list)
 }
 
-// runDev runs the loop against a slow primary and a fast backup that stops
-// after 20 seconds, checking every 3 seconds and reading every 2, so that
-// the whole story fits in a minute; it returns after duration, or on
-// SIGINT or SIGTERM when duration is 0.
-func runDev(ctx context.Context, duration time.Duration, metricsAddr string) error {
-	demo, err := devnet.StartDemo(20 * time.Second)
+// parseList reads ETH_RPC_URLS: each field a name, '=' and an http or https
+// URL. A field that is not one (a URL without its name, a comma, a stray or
+// missing '=') refuses the whole list, so that no piece of a URL ever
+// becomes a provider's name, which logs and metrics show.
+func parseList(list string) ([]failnext.Endpoint, error) {
+	fields := strings.Fields(list)
+	if len(fields) == 0 {
+		return nil, errList
+	}
+	var endpoints []failnext.Endpoint
+	for _, field := range fields {
+		name, rawURL, _ := strings.Cut(field, "=")
+		isHTTP := strings.HasPrefix(rawURL, "http://") || strings.HasPrefix(rawURL, "https://")
+		if !validName(name) || !isHTTP || strings.Contains(rawURL, ",") {
+			return nil, errList
+		}
+		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(name), URL: rawURL})
+	}
+	return endpoints, nil
+}
+
+// validName reports whether name is 1 to maxNameLen letters, digits, '.',
+// '-' or '_'.
+func validName(name string) bool {
+	if name == "" || len(name) > maxNameLen {
+		return false
+	}
+	for _, c := range name {
+		isLetter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		isDigit := c >= '0' && c <= '9'
+		if !isLetter && !isDigit && c != '.' && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// run checks at once and then every checkEvery, and reads after the first
+// check and then every readEvery, until ctx ends; then it returns nil.
+func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration,
+	metricsAddr string) error {
+	cfg := config(endpoints)
+	monitor, err := blocklag.New(cfg)
 	if err != nil {
 		return err
 	}
-	defer demo.Stop()
-	if duration > 0 {
-		slog.Info("dev: the demo stops by itself (-dev-duration)", "after", duration)
-		// A cancel, not a deadline: Check keeps a margin before its
-		// context's deadline, so a Check started within it would fail
-		// while ctx had not yet ended, and log an error at shutdown.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer time.AfterFunc(duration, cancel).Stop()
-		defer cancel()
-	} else {
-		slog.Info("dev: the demo runs until Ctrl-C")
-	}
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: demo.Primary.URL}, {ID: "backup", URL: demo.Backup.URL}}
-	return run(ctx, endpoints, 3*time.Second, 2*time.Second, metricsAddr)
-}
-
-// run checks at once and then every checkEvery, and reads at once and then
-// every readEvery, until ctx ends; then it returns nil.
-func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration, metricsAddr string) error {
-	monitor, err := blocklag.New(blocklag.Config{Endpoints: endpoints, MaxLag: maxLag})
-	if err != nil {
-		return err // it names the endpoint and what is wrong, never the URL's key
-	}
 	transport, err := failnext.New(failnext.Config{
 		Endpoints: endpoints,
-		Base:      ownCredentials{},
+		Base:      blocklag.OwnCredentials(nil), // each provider gets its own user:password@, no other's
 		Eligible:  monitor.Eligible,
 		OnEvent:   onEvent,
 	})
 	if err != nil {
 		return err // not reached: blocklag.New refuses every endpoint list that failnext refuses
 	}
-	// failnext sends each request to the URL of the endpoint it picks, so
-	// the URL given here only has to be one that go-ethereum accepts. It
-	// holds no user:password@, from which http.Client would set credentials
-	// that failnext then carries to every provider.
-	dialURL, err := url.Parse(endpoints[0].URL)
+	client, err := dial(ctx, endpoints[0].URL, transport)
 	if err != nil {
-		return errors.New("the first endpoint's URL does not parse") // not reached: blocklag.New parsed it; url's error would quote it
+		return err
 	}
-	dialURL.User = nil
-	rpcClient, err := rpc.DialOptions(ctx, dialURL.String(), rpc.WithHTTPClient(&http.Client{Transport: transport}))
-	if err != nil {
-		return err // not reached: over HTTP, dialling only builds the client
-	}
-	client := ethclient.NewClient(rpcClient)
 	defer client.Close()
-
 	if metricsAddr != "" {
 		stopMetrics, err := serveMetrics(metricsAddr, monitor)
 		if err != nil {
@@ -147,83 +171,180 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 		defer stopMetrics()
 	}
 
-	checks := time.NewTicker(checkEvery)
-	defer checks.Stop()
-	reads := time.NewTicker(readEvery)
-	defer reads.Stop()
-	check(ctx, monitor)
-	read(ctx, client)
+	c := &checker{monitor: monitor, maxAhead: cfg.MaxAhead, said: map[failnext.EndpointID]string{}}
+	c.check(ctx) // before the first read, so that it goes to a provider found fresh
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every(ctx, checkEvery, c.check)
+	}()
+	read(ctx, client, monitor)
+	every(ctx, readEvery, func(ctx context.Context) { read(ctx, client, monitor) })
+	wg.Wait()
+	slog.Info("stopped")
+	return nil
+}
+
+// config is blocklag's configuration for endpoints.
+func config(endpoints []failnext.Endpoint) blocklag.Config {
+	cfg := blocklag.Config{Endpoints: endpoints, MaxLag: maxLag, ProbeTimeout: probeTimeout}
+	if len(endpoints) >= 3 {
+		// The second-highest height is the reference, so that one provider
+		// far ahead cannot make the others ineligible; and one more than
+		// maxAhead blocks above it is not read, or it would take every read.
+		cfg.Quorum = 2
+		cfg.MaxAhead = maxAhead
+	}
+	return cfg
+}
+
+// every calls f every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			slog.Info("stopped")
-			return nil
-		case <-checks.C:
-			check(ctx, monitor)
-		case <-reads.C:
-			read(ctx, client)
+			return
+		case <-ticker.C:
+			f(ctx)
 		}
 	}
 }
 
-// ownCredentials is the failnext transport's Base. failnext keeps a
-// request's headers when it moves to another provider and does not rewrite
-// credentials, so each attempt drops any Authorization it was handed and
-// sends Basic credentials from its own URL's user:password@, if it has one:
-// every provider gets its own and no other's.
-type ownCredentials struct{}
-
-func (ownCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context()) // a RoundTripper leaves the request it is given as it was
-	req.Header.Del("Authorization")
-	if u := req.URL.User; u != nil {
-		password, _ := u.Password()
-		req.SetBasicAuth(u.Username(), password)
+// dial returns go-ethereum's client over the failnext transport. failnext
+// sends each request to the whole URL of the provider it picks, so the
+// client's own URL is the first provider's scheme and host alone: it holds
+// no key for an error's text or a Referer to show. The client follows no
+// redirect: failnext would send the redirected request to its providers
+// again, not to the Location, so following one only repeats the read.
+func dial(ctx context.Context, firstURL string, transport http.RoundTripper) (*ethclient.Client, error) {
+	u, err := url.Parse(firstURL)
+	if err != nil {
+		// Not reached: blocklag.New has parsed it. url's error would quote it.
+		return nil, errors.New("the first provider's URL does not parse")
 	}
-	return http.DefaultTransport.RoundTrip(req)
+	readURL := url.URL{Scheme: u.Scheme, Host: u.Host}
+	httpClient := &http.Client{
+		Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	rpcClient, err := rpc.DialOptions(ctx, readURL.String(), rpc.WithHTTPClient(httpClient))
+	if err != nil {
+		return nil, err // not reached: over HTTP, dialling only builds the client
+	}
+	return ethclient.NewClient(rpcClient), nil
 }
 
-// check runs one Check and logs its error, the verdicts in force, and a
+// checker runs the Checks and logs what changed: each provider's verdict
+// when it changes, a probe's failure once per provider and reason, and a
 // fall of the reference height. blocklag's errors and Status never show a
-// URL's key or a provider's raw text, so they are logged as they are.
-func check(ctx context.Context, monitor *blocklag.Monitor) {
-	before := monitor.Status()
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	err := monitor.Check(cctx)
+// URL's key, and show a provider's text as printable ASCII, so they are
+// logged as they are. Only one goroutine uses a checker.
+type checker struct {
+	monitor  *blocklag.Monitor
+	maxAhead uint64
+	said     map[failnext.EndpointID]string // the key of the last line logged of each provider
+}
+
+func (c *checker) check(ctx context.Context) {
+	before := c.monitor.Status()
+	checkCtx, cancel := context.WithTimeout(ctx, checkTimeout)
+	err := c.monitor.Check(checkCtx)
+	cancel()
 	if ctx.Err() != nil {
 		return // shutting down
 	}
-	if err != nil {
-		slog.Warn("check", "err", err)
+	var checkErr *blocklag.CheckError
+	if err != nil && !errors.As(err, &checkErr) {
+		slog.Warn("check abandoned", "err", err)
+		return
 	}
-	now := monitor.Status()
-	slog.Info("check", verdicts(now)...)
+	if checkErr != nil && !checkErr.Published {
+		// No provider answered, so the verdicts in force stay.
+		for _, pe := range checkErr.Errors {
+			c.log(unanswered(pe, c.monitor.Eligible(pe.Endpoint)))
+		}
+		return
+	}
+	now := c.monitor.Status()
+	for _, e := range now.Endpoints {
+		c.log(verdictOf(now, e, c.maxAhead))
+	}
 	if msg, attrs := referenceFell(before, now); msg != "" {
 		slog.Warn(msg, attrs...)
 	}
 }
 
-// verdicts is a Status in brief, for one short log line: the reference,
-// then each provider's verdict with its height and lag, or the reason its
-// probe failed. slog.Info("check", "status", monitor.Status()) logs every
-// field instead (latency, times, the errors), on a much longer line.
-func verdicts(st blocklag.Status) []any {
-	if st.Checked.IsZero() {
-		return []any{"verdicts", "none published yet: every provider eligible"}
+// log logs a line unless the last line logged of its provider had its key.
+func (c *checker) log(l line) {
+	if c.said[l.provider] == l.key {
+		return
 	}
-	attrs := []any{"reference", st.Reference}
-	for _, e := range st.Endpoints {
-		group := []any{"eligible", e.Eligible}
-		var pe *blocklag.ProbeError
-		if errors.As(e.Err, &pe) {
-			group = append(group, "reason", pe.Reason())
-		} else {
-			group = append(group, "height", e.Height, "lag", e.Lag)
-		}
-		attrs = append(attrs, slog.Group(string(e.ID), group...))
+	c.said[l.provider] = l.key
+	slog.Log(context.Background(), l.level, l.msg, append([]any{"provider", l.provider}, l.attrs...)...)
+}
+
+// line is what the log says of one provider. Its key is what the line
+// says, its numbers left out: a line is logged when its key changes.
+type line struct {
+	provider failnext.EndpointID
+	key      string
+	level    slog.Level
+	msg      string
+	attrs    []any
+}
+
+// verdictOf is the line for one provider's verdict in a published Status.
+func verdictOf(st blocklag.Status, e blocklag.EndpointStatus, maxAhead uint64) line {
+	switch {
+	case e.Err != nil:
+		return line{e.ID, "failed " + string(e.Reason()), slog.LevelWarn, "provider ineligible: probe failed",
+			[]any{"reason", e.Reason(), "err", probeText(e.Err)}}
+	case !e.Eligible && e.Ahead > 0:
+		return line{e.ID, "ahead", slog.LevelWarn, "provider ineligible: too far ahead",
+			[]any{"height", e.Height, "ahead", e.Ahead, "max_ahead", maxAhead}}
+	case !e.Eligible:
+		return line{e.ID, "behind", slog.LevelWarn, "provider ineligible: behind",
+			[]any{"height", e.Height, "lag", e.Lag, "max_lag", st.MaxLag}}
 	}
-	return attrs
+	attrs := []any{"height", e.Height, "lag", e.Lag, "max_lag", st.MaxLag}
+	if e.Ahead > 0 {
+		attrs = append(attrs, "ahead", e.Ahead)
+	}
+	return line{e.ID, "eligible", slog.LevelInfo, "provider eligible", attrs}
+}
+
+// unanswered is the line for a probe that failed in a Check where no probe
+// succeeded: nothing was published, so the provider keeps its verdict.
+func unanswered(pe *blocklag.ProbeError, eligible bool) line {
+	key := "unanswered " + string(pe.Reason()) + " " + strconv.FormatBool(eligible)
+	return line{pe.Endpoint, key, slog.LevelWarn, "probe failed, verdict kept",
+		[]any{"eligible", eligible, "reason", pe.Reason(), "err", probeText(pe)}}
+}
+
+// probeText is a probe's error as blocklag wrote it, less the prefix that
+// names the provider, which the line names already, cut to fit the line.
+func probeText(err error) string {
+	var pe *blocklag.ProbeError
+	if errors.As(err, &pe) && pe.Err != nil {
+		err = pe.Err
+	}
+	return brief(err, probeErrWidth)
+}
+
+// brief is err's text, cut to width bytes so that a line fits a terminal.
+// blocklag writes its errors, and Redact's, in printable ASCII, so any cut
+// is clean.
+func brief(err error, width int) string {
+	text := err.Error()
+	if len(text) <= width {
+		return text
+	}
+	return text[:width-3] + "..."
 }
 
 // The words a fall of the reference height is logged with, by its cause.
@@ -248,65 +369,40 @@ func referenceFell(before, now blocklag.Status) (string, []any) {
 		if led.Err != nil || led.Height != before.Reference || i >= len(now.Endpoints) {
 			continue
 		}
-		var pe *blocklag.ProbeError
-		if errors.As(now.Endpoints[i].Err, &pe) {
-			return fellLeaderFailed, append(attrs, "led", led.ID, "reason", pe.Reason())
+		if reason := now.Endpoints[i].Reason(); reason != "" {
+			return fellLeaderFailed, append(attrs, "led", led.ID, "reason", reason)
 		}
 		return fellLeaderLower, append(attrs, "led", led.ID, "height", now.Endpoints[i].Height)
 	}
 	return fell, attrs
 }
 
-// read reads the latest block number and logs it with the endpoint that
-// served it, as failnext's events report it.
-func read(ctx context.Context, client *ethclient.Client) {
-	var trail readTrail
-	// JSON-RPC reads are POSTs, which failnext fails over only when the
+// read reads the latest block number and logs it with the provider that
+// served it, as failnext's events report it, or logs why it failed.
+func read(ctx context.Context, client *ethclient.Client, monitor *blocklag.Monitor) {
+	trail := &readTrail{}
+	// A JSON-RPC read is a POST, which failnext fails over only when the
 	// request's context allows it; eth_blockNumber changes nothing, so
 	// sending it to another provider is safe.
-	rctx := failnext.WithFailoverAllowed(context.WithValue(ctx, readTrailKey{}, &trail))
-	rctx, cancel := context.WithTimeout(rctx, readTimeout)
+	readCtx := failnext.WithFailoverAllowed(context.WithValue(ctx, readTrailKey{}, trail))
+	readCtx, cancel := context.WithTimeout(readCtx, readTimeout)
 	defer cancel()
-	block, err := client.BlockNumber(rctx)
+	block, err := client.BlockNumber(readCtx)
 	if ctx.Err() != nil {
 		return // shutting down
 	}
-	served, failed := trail.get()
-	var attrs []any
-	if served != "" {
-		attrs = append(attrs, "endpoint", served)
-	}
-	if len(failed) > 0 {
-		attrs = append(attrs, "failed", failed)
-	}
 	if err != nil {
-		slog.Warn("read", append([]any{"cause", cause(err)}, attrs...)...)
+		// go-ethereum's error can quote what a provider answered, which may
+		// echo its key: Redact masks every provider's keys.
+		slog.Warn("read failed", "err", brief(monitor.Redact(err), readErrWidth))
 		return
 	}
-	slog.Info("read", append([]any{"block", block}, attrs...)...)
-}
-
-// cause says why a read failed, from the error's types alone. The error's
-// text is not logged: go-ethereum's errors quote the request URL, API key
-// included, and whatever the provider answered.
-func cause(err error) string {
-	var httpErr rpc.HTTPError
-	var rpcErr rpc.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timed out"
-	case errors.Is(err, failnext.ErrNoUsableEndpoint):
-		return "no eligible endpoint"
-	case errors.As(err, new(*failnext.FailoverError)):
-		return "no answer"
-	case errors.As(err, &httpErr):
-		return "HTTP status " + strconv.Itoa(httpErr.StatusCode)
-	case errors.As(err, &rpcErr):
-		return "JSON-RPC error " + strconv.Itoa(rpcErr.ErrorCode())
-	case errors.As(err, new(*json.SyntaxError)), errors.As(err, new(*json.UnmarshalTypeError)):
-		return "bad answer"
+	served, attempts := trail.get()
+	attrs := []any{"block", block, "endpoint", served}
+	if attempts > 1 {
+		attrs = append(attrs, "attempts", attempts)
 	}
-	return "read failed"
+	slog.Info("read", attrs...)
 }
 
 // readTrailKey is the context key under which read hands onEvent a
@@ -317,20 +413,19 @@ type readTrailKey struct{}
 // OnEvent on the goroutine that sends the request, which go-ethereum does
 // not promise is read's own: hence the lock.
 type readTrail struct {
-	mu     sync.Mutex
-	served failnext.EndpointID   // the endpoint whose answer was returned
-	failed []failnext.EndpointID // the endpoints tried before, or instead
+	mu       sync.Mutex
+	served   failnext.EndpointID // the provider whose answer was returned
+	attempts int                 // how many providers were tried
 }
 
-func (t *readTrail) get() (failnext.EndpointID, []failnext.EndpointID) {
+func (t *readTrail) get() (failnext.EndpointID, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.served, t.failed
+	return t.served, t.attempts
 }
 
-// onEvent is the transport's OnEvent: it notes, in the read's readTrail,
-// each attempt that got no answer or a status other than 200, and the
-// endpoint whose answer failnext returned.
+// onEvent is the transport's OnEvent: it counts a read's attempts and
+// notes the provider whose answer failnext returned.
 func onEvent(ctx context.Context, ev failnext.Event) {
 	trail, ok := ctx.Value(readTrailKey{}).(*readTrail)
 	if !ok {
@@ -339,8 +434,8 @@ func onEvent(ctx context.Context, ev failnext.Event) {
 	trail.mu.Lock()
 	defer trail.mu.Unlock()
 	switch {
-	case ev.Kind == failnext.EventAttempt && ev.StatusCode != http.StatusOK:
-		trail.failed = append(trail.failed, ev.Endpoint)
+	case ev.Kind == failnext.EventAttempt:
+		trail.attempts++
 	case ev.Kind == failnext.EventResult && ev.Err == nil:
 		trail.served = ev.Endpoint
 	}

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +19,8 @@ import (
 // startRun runs the loop in the background until the test calls the
 // returned stop, which fails the test unless run then returns nil, as it
 // does on SIGINT or SIGTERM.
-func startRun(t *testing.T, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration, metricsAddr string) (stop func()) {
+func startRun(t *testing.T, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration,
+	metricsAddr string) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -48,52 +47,53 @@ func startRun(t *testing.T, endpoints []failnext.Endpoint, checkEvery, readEvery
 }
 
 // The loop keeps reads on the fresh provider: it logs the lagging one as
-// ineligible and every read as served by the fresh one; once the fresh one
-// stops, it logs that provider's probe error and reads move to the other.
+// ineligible, with its lag and MaxLag, and every read as served by the
+// fresh one; once the fresh one stops, it logs that provider's probe
+// error, the fall of the reference, and reads move to the other.
 func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
-	lagging, fresh := startDevNode(t, 5), startDevNode(t, 20)
+	lagging := startDevNode(t, 5)
+	fresh := startDevNode(t, 20)
 	// The lagging node comes first, so failnext would use it if blocklag let it.
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: lagging.URL}, {ID: "backup", URL: fresh.URL}}
 	log := &cursor{tap: tapLog(t)}
 	stop := startRun(t, endpoints, 50*time.Millisecond, 20*time.Millisecond, "")
 
-	log.waitFor(t, "the lagging primary ineligible", "check", func(r slog.Record) bool {
-		c, ok := checkOf(r)
-		return ok && c.Reference == 20 &&
-			c.Providers["primary"] == verdict{Height: 5, Lag: 15} &&
-			c.Providers["backup"] == verdict{Eligible: true, Height: 20}
-	})
+	r := log.waitFor(t, "the lagging primary ineligible", "provider ineligible: behind", names("primary"))
+	if lag, max := attr(r, "lag"), attr(r, "max_lag"); lag != uint64(15) || max != uint64(maxLag) {
+		t.Errorf("the primary's line logged lag=%v max_lag=%v, want lag=15 max_lag=%d", lag, max, maxLag)
+	}
 	log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 20))
 
 	fresh.Stop()
-	r := log.waitFor(t, "the stopped backup's probe error", "check", func(r slog.Record) bool {
-		err, _ := attr(r, "err").(error)
-		return err != nil
-	})
-	var ce *blocklag.CheckError
-	if err := attr(r, "err").(error); !errors.As(err, &ce) || !ce.Published || len(ce.Errors) != 1 || ce.Errors[0].Endpoint != "backup" {
-		t.Errorf("check logged err=%v, want a published CheckError with one ProbeError, for backup", err)
+	r = log.waitFor(t, "the stopped backup's probe error", "provider ineligible: probe failed", names("backup"))
+	if reason, text := attr(r, "reason"), attr(r, "err"); reason != blocklag.ReasonTransport || text == "" {
+		t.Errorf("the backup's line logged reason=%v err=%q, want transport and its error", reason, text)
 	}
-	log.waitFor(t, "the primary eligible again", "check", func(r slog.Record) bool {
-		c, ok := checkOf(r)
-		return ok && c.Reference == 5 &&
-			c.Providers["primary"] == verdict{Eligible: true, Height: 5} &&
-			c.Providers["backup"] == verdict{Reason: blocklag.ReasonTransport}
+	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
+		return attr(r, "from") == uint64(20) && attr(r, "to") == uint64(5) && attr(r, "led") == failnext.EndpointID("backup")
 	})
-	r = log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(slog.Record) bool { return true })
-	if from, to, led := attr(r, "from"), attr(r, "to"), attr(r, "led"); from != uint64(20) || to != uint64(5) || led != failnext.EndpointID("backup") {
-		t.Errorf("the fall logged from=%v to=%v led=%v, want from=20 to=5 led=backup", from, to, led)
-	}
 	log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 5))
 
 	stop()
 	log.waitFor(t, "the loop stopping", "stopped", func(slog.Record) bool { return true })
+	// Dozens of checks ran; a line about the primary says what changed.
+	got := log.tap.about("primary")
+	if len(got) < 2 || got[0] != "provider ineligible: behind" || got[len(got)-1] != "provider eligible" {
+		t.Errorf("the lines about the primary: %q, want it behind first and eligible last", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] == got[i-1] {
+			t.Errorf("the lines about the primary say %q twice in a row: %q", got[i], got)
+		}
+	}
 }
 
 // A read that gets no answer from the provider it tried goes on to the next
-// eligible one, although it is a POST, and the log names both.
+// eligible one, although it is a POST, and the log says it took two
+// attempts.
 func TestReadsFailOverWhenAProviderGivesNoAnswer(t *testing.T) {
-	first, second := startDevNode(t, 7), startDevNode(t, 7)
+	first := startDevNode(t, 7)
+	second := startDevNode(t, 7)
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: first.URL}, {ID: "backup", URL: second.URL}}
 	log := &cursor{tap: tapLog(t)}
 	// One check, at start, that finds both eligible; then only reads.
@@ -102,47 +102,41 @@ func TestReadsFailOverWhenAProviderGivesNoAnswer(t *testing.T) {
 
 	first.Stop()
 	r := log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 7))
-	if got, _ := attr(r, "failed").([]failnext.EndpointID); !slices.Equal(got, []failnext.EndpointID{"primary"}) {
-		t.Errorf("read logged failed=%v, want [primary]", attr(r, "failed"))
+	if got := attr(r, "attempts"); got != int64(2) {
+		t.Errorf("read logged attempts=%v, want 2", got)
 	}
 }
 
-// A failed read is logged with its cause in the program's own words and the
-// endpoints that failed, never with go-ethereum's error text, which quotes
-// the request URL and what the provider sent. Nothing in the log shows the
-// key in the URL's path, even where the provider echoes it.
-func TestReadFailuresAreLoggedWithoutTheURLOrTheProvidersText(t *testing.T) {
+// A failed read is logged through Monitor.Redact: what the provider
+// answered shows, but never the key in any provider's URL, even where the
+// provider echoes it, and never as a line of its own.
+func TestReadFailuresAreLoggedThroughRedact(t *testing.T) {
 	const key = "k3y0f7he5ecre7"
 	const forged = "\n2026/01/01 00:00:00 INFO read block=99999999 endpoint=backup"
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc // nil: nothing listens at the URL
-		cause   string
-		failed  bool // whether the attempt got no answer or a status other than 200
+		want    string           // in the logged error
 	}{
-		{"an HTTP error", func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, "slow down, "+r.URL.Path+forged)
-		}, "HTTP status 429", true},
-		{"a JSON-RPC error", func(w http.ResponseWriter, r *http.Request) {
+		{"an HTTP error echoing the key", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, "invalid key "+r.URL.Path+forged)
+		}, "401 Unauthorized: invalid key [redacted]"},
+		{"a JSON-RPC error echoing the key", func(w http.ResponseWriter, r *http.Request) {
 			var req struct{ ID json.RawMessage }
 			json.NewDecoder(r.Body).Decode(&req)
 			msg, _ := json.Marshal("limit for " + r.URL.Path + forged)
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32005,"message":%s}}`, req.ID, msg)
-		}, "JSON-RPC error -32005", false},
+		}, "limit for [redacted]"},
 		{"an answer that is not JSON", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "<html>"+r.URL.Path+forged)
-		}, "bad answer", false},
-		{"an answer cut short", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", "100")
-			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x`)
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				conn.Close()
-			}
-		}, "read failed", false},
-		{"no answer", nil, "no answer", true},
+		}, "invalid character"},
+		{"a redirect", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		}, "307 Temporary Redirect"},
+		{"no answer", nil, "connection refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,18 +147,12 @@ func TestReadFailuresAreLoggedWithoutTheURLOrTheProvidersText(t *testing.T) {
 				defer srv.Close()
 			}
 			log := &cursor{tap: tapLog(t)}
-			stop := startRun(t, []failnext.Endpoint{{ID: "only", URL: srv.URL + "/v3/" + key}}, time.Hour, time.Hour, "")
-			r := log.waitFor(t, "the failed read", "read", func(slog.Record) bool { return true })
+			endpoints := []failnext.Endpoint{{ID: "only", URL: srv.URL + "/v3/" + key}}
+			stop := startRun(t, endpoints, time.Hour, time.Hour, "")
+			r := log.waitFor(t, "the failed read", "read failed", func(slog.Record) bool { return true })
 			stop()
-			if got := attr(r, "cause"); got != tt.cause {
-				t.Errorf("read logged cause=%v, want %q", got, tt.cause)
-			}
-			var wantFailed []failnext.EndpointID
-			if tt.failed {
-				wantFailed = []failnext.EndpointID{"only"}
-			}
-			if got, _ := attr(r, "failed").([]failnext.EndpointID); !slices.Equal(got, wantFailed) {
-				t.Errorf("read logged failed=%v, want %v", got, wantFailed)
+			if got := fmt.Sprint(attr(r, "err")); !strings.Contains(got, tt.want) {
+				t.Errorf("read failed logged err=%q, want it to hold %q", got, tt.want)
 			}
 			text := log.tap.text()
 			if strings.Contains(text, key) {
@@ -179,17 +167,20 @@ func TestReadFailuresAreLoggedWithoutTheURLOrTheProvidersText(t *testing.T) {
 	}
 }
 
-// The cause of a read that timed out, or that found no endpoint to try.
-func TestCause(t *testing.T) {
-	for err, want := range map[error]string{
-		fmt.Errorf("post: %w", context.DeadlineExceeded):     "timed out",
-		fmt.Errorf("post: %w", failnext.ErrNoUsableEndpoint): "no eligible endpoint",
-		&failnext.FailoverError{}:                            "no answer",
-	} {
-		if got := cause(err); got != want {
-			t.Errorf("cause(%v) = %q, want %q", err, got, want)
-		}
+// With three providers or more the loop sets Quorum and MaxAhead, so that
+// one provider far ahead, though first, is ineligible and not read.
+func TestThreeProvidersLeaveOutOneFarAhead(t *testing.T) {
+	far := startDevNode(t, 40)
+	a := startDevNode(t, 6)
+	b := startDevNode(t, 6)
+	endpoints := []failnext.Endpoint{{ID: "far", URL: far.URL}, {ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
+	log := &cursor{tap: tapLog(t)}
+	startRun(t, endpoints, time.Hour, time.Hour, "")
+	r := log.waitFor(t, "the provider far ahead ineligible", "provider ineligible: too far ahead", names("far"))
+	if ahead, max := attr(r, "ahead"), attr(r, "max_ahead"); ahead != uint64(34) || max != uint64(maxAhead) {
+		t.Errorf("its line logged ahead=%v max_ahead=%v, want 34 and %d", ahead, max, maxAhead)
 	}
+	log.waitFor(t, "the first read, served by a", "read", servedBy("a", 6))
 }
 
 // With a metrics address, run serves blocklag's metrics at /metrics while
@@ -201,7 +192,7 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 	log := &cursor{tap: tapLog(t)}
 	stop := startRun(t, endpoints, time.Hour, time.Hour, "127.0.0.1:0")
 	url, _ := attr(log.waitFor(t, "the metrics URL", "metrics", func(slog.Record) bool { return true }), "url").(string)
-	log.waitFor(t, "the first check", "check", func(r slog.Record) bool { _, ok := checkOf(r); return ok })
+	log.waitFor(t, "the first read", "read", func(slog.Record) bool { return true })
 
 	scraped, err := fetch(url)
 	if err != nil {
@@ -239,25 +230,77 @@ func fetch(url string) (string, error) {
 	return string(body), err
 }
 
-// Without both URLs the command says which variables to set, or -dev.
+// The providers come from ETH_RPC_URLS or from the seed's two variables.
+// Everything else is refused with an error that names variables and shows
+// no part of any URL, so that no piece of a URL becomes a provider's name.
 func TestEndpointsFromEnv(t *testing.T) {
-	t.Setenv("ETH_RPC_PRIMARY_URL", "http://127.0.0.1:8545")
-	t.Setenv("ETH_RPC_BACKUP_URL", "")
-	if _, err := endpointsFromEnv(); err == nil || !strings.Contains(err.Error(), "ETH_RPC_BACKUP_URL") || !strings.Contains(err.Error(), "-dev") {
-		t.Errorf("with no backup URL: %v, want an error naming ETH_RPC_BACKUP_URL and -dev", err)
+	const a = "https://user:pa55word@a.example/v3/k3y0f7he5ecre7"
+	const b = "https://b.example/rpc?apikey=an0therk3y99"
+	tests := []struct {
+		name                  string
+		list, primary, backup string
+		want                  []failnext.Endpoint
+		wantErr               string // in the error; "" for none
+	}{
+		{"a list of two", "infura=" + a + "  alchemy=" + b, "", "",
+			[]failnext.Endpoint{{ID: "infura", URL: a}, {ID: "alchemy", URL: b}}, ""},
+		{"a list of one, tabs and newlines around it", "\t\nmain-1.eth_x=" + a + "\n", "", "",
+			[]failnext.Endpoint{{ID: "main-1.eth_x", URL: a}}, ""},
+		{"the seed's two variables", "", a, b,
+			[]failnext.Endpoint{{ID: "primary", URL: a}, {ID: "backup", URL: b}}, ""},
+		{"nothing set", "", "", "", nil, "write ETH_RPC_URLS='a=https://"},
+		{"only white space", " \t ", "", "", nil, "write ETH_RPC_URLS='a=https://"},
+		{"both forms", "a=" + a, a, b, nil, "not both"},
+		{"both forms, one seed variable", "a=" + a, "", b, nil, "not both"},
+		{"the primary without the backup", "", a, "", nil, "ETH_RPC_BACKUP_URL is not set"},
+		{"the backup without the primary", "", "", b, nil, "ETH_RPC_PRIMARY_URL is not set"},
+		{"URLs without names", a + " " + b, "", "", nil, "write ETH_RPC_URLS"},
+		{"a URL whose query holds '=', without a name", b, "", "", nil, "write ETH_RPC_URLS"},
+		{"commas between pairs", "a=" + a + ",b=" + b, "", "", nil, "write ETH_RPC_URLS"},
+		{"a comma and a space between pairs", "a=" + a + ", b=" + b, "", "", nil, "write ETH_RPC_URLS"},
+		{"a stray '='", "a==" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a missing '='", "a " + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"spaces around '='", "a = " + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name and no URL", "a= " + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name holding '/'", "mainnet/a=" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name holding ':'", "eth:a=" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name holding '?'", "a?=" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name holding '@'", "me@a=" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name holding ','", "a,b=" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a name of 17 bytes", "abcdefghijklmnopq=" + a, "", "", nil, "write ETH_RPC_URLS"},
+		{"a URL that is not http", "a=ftp://a.example/k3y0f7he5ecre7", "", "", nil, "write ETH_RPC_URLS"},
 	}
-	t.Setenv("ETH_RPC_BACKUP_URL", "http://127.0.0.1:8546")
-	eps, err := endpointsFromEnv()
-	want := []failnext.Endpoint{{ID: "primary", URL: "http://127.0.0.1:8545"}, {ID: "backup", URL: "http://127.0.0.1:8546"}}
-	if err != nil || fmt.Sprint(eps) != fmt.Sprint(want) {
-		t.Errorf("endpointsFromEnv() = %v, %v; want %v", eps, err, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ETH_RPC_URLS", tt.list)
+			t.Setenv("ETH_RPC_PRIMARY_URL", tt.primary)
+			t.Setenv("ETH_RPC_BACKUP_URL", tt.backup)
+			got, err := endpointsFromEnv()
+			if tt.wantErr == "" {
+				if err != nil || fmt.Sprint(got) != fmt.Sprint(tt.want) {
+					t.Errorf("endpointsFromEnv() = %v, %v; want %v", got, err, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || got != nil {
+				t.Fatalf("endpointsFromEnv() = %v, %v; want an error holding %q", got, err, tt.wantErr)
+			}
+			for _, piece := range []string{"a.example", "b.example", "k3y0f7he5ecre7", "pa55word", "mainnet"} {
+				if strings.Contains(err.Error(), piece) {
+					t.Errorf("the error %q shows %q", err, piece)
+				}
+			}
+		})
 	}
 }
 
 // An invalid URL stops run before it starts, with blocklag's error, which
 // names the endpoint and never the URL's key.
 func TestRunRejectsAnInvalidURL(t *testing.T) {
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: "ftp://user:k3y@a.example/v3/k3y"}, {ID: "backup", URL: "http://b.example"}}
+	endpoints := []failnext.Endpoint{
+		{ID: "primary", URL: "ftp://user:k3y@a.example/v3/k3y"},
+		{ID: "backup", URL: "http://b.example"},
+	}
 	err := run(context.Background(), endpoints, time.Hour, time.Hour, "")
 	if err == nil || !strings.Contains(err.Error(), `"primary"`) || strings.Contains(err.Error(), "k3y") {
 		t.Errorf("run = %v, want an error naming the primary without its key", err)

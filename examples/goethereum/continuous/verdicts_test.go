@@ -2,10 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,21 +23,167 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// published is a Status as a Check publishes it, with each provider at the
-// height given, or failed with err when err is set.
-func published(reference uint64, eps ...blocklag.EndpointStatus) blocklag.Status {
-	return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: reference, MaxLag: maxLag, Endpoints: eps}
+// scripted is a Base that answers each provider's probe as the test's
+// current step says: with a height such as "0x10", with HTTP status 429,
+// or by refusing the connection.
+type scripted struct {
+	mu      sync.Mutex
+	answers map[string]string // by the URL's host
 }
 
-func at(id failnext.EndpointID, height, reference uint64) blocklag.EndpointStatus {
-	return blocklag.EndpointStatus{ID: id, Eligible: reference-height <= maxLag, Height: height, Lag: reference - height}
+func (s *scripted) set(answers map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers = answers
 }
 
-func failed(id failnext.EndpointID, err error) blocklag.EndpointStatus {
-	return blocklag.EndpointStatus{ID: id, Err: &blocklag.ProbeError{Endpoint: id, Err: err}}
+func (s *scripted) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	answer := s.answers[r.URL.Host]
+	s.mu.Unlock()
+	switch answer {
+	case "refuse":
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	case "429":
+		rec := httptest.NewRecorder()
+		rec.WriteHeader(http.StatusTooManyRequests)
+		return rec.Result(), nil
+	}
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "application/json")
+	io.WriteString(rec, `{"jsonrpc":"2.0","id":1,"result":"`+answer+`"}`)
+	return rec.Result(), nil
+}
+
+// step is one Check: what each provider answers, and the lines the
+// checker must log, as summary writes them.
+type step struct {
+	answers map[string]string
+	want    []string
+}
+
+// repeat is n steps alike, each logging nothing.
+func repeat(n int, answers map[string]string) []step {
+	steps := make([]step, n)
+	for i := range steps {
+		steps[i] = step{answers: answers}
+	}
+	return steps
+}
+
+// summary is a record in brief: its message, the provider it names and
+// the reason it gives, if any.
+func summary(r slog.Record) string {
+	s := r.Message
+	if id := attr(r, "provider"); id != nil {
+		s += fmt.Sprintf(" %v", id)
+	}
+	if reason := attr(r, "reason"); reason != nil {
+		s += fmt.Sprintf(" (%v)", reason)
+	}
+	return s
+}
+
+// The checker logs each provider's verdict once, then only when it
+// changes, and a failure once per provider and reason until that changes:
+// the change and the failure make one line.
+func TestCheckerLogsEachChangeOnce(t *testing.T) {
+	both := func(a, b string) map[string]string { return map[string]string{"a": a, "b": b} }
+	tests := []struct {
+		name  string
+		hosts []string
+		steps [][]step
+	}{
+		{"a provider refusing connections for 12 checks is one line, and one when it recovers",
+			[]string{"a", "b"}, [][]step{
+				{{both("0x10", "0x10"), []string{"provider eligible a", "provider eligible b"}}},
+				{{both("0x11", "refuse"), []string{"provider ineligible: probe failed b (transport)"}}},
+				repeat(11, both("0x12", "refuse")),
+				{{both("0x12", "0x12"), []string{"provider eligible b"}}},
+				repeat(3, both("0x13", "0x13")),
+			}},
+		{"a new reason is a new line",
+			[]string{"a", "b"}, [][]step{
+				{{both("0x10", "429"), []string{"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
+				repeat(2, both("0x10", "429")),
+				{{both("0x10", "refuse"), []string{"provider ineligible: probe failed b (transport)"}}},
+				{{both("0x10", "429"), []string{"provider ineligible: probe failed b (rate_limited)"}}},
+			}},
+		{"a lag that grows is one line, and catching up another",
+			[]string{"a", "b"}, [][]step{
+				{{both("0x10", "0x20"), []string{"provider ineligible: behind a", "provider eligible b"}}},
+				{{both("0x11", "0x30"), nil}},
+				{{both("0x30", "0x30"), []string{"provider eligible a"}}},
+			}},
+		{"no provider answering keeps the verdicts, said once per provider",
+			[]string{"a", "b"}, [][]step{
+				{{both("refuse", "429"), []string{
+					"probe failed, verdict kept a (transport)", "probe failed, verdict kept b (rate_limited)"}}},
+				repeat(3, both("refuse", "429")),
+				{{both("0x10", "429"), []string{
+					"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
+			}},
+		{"the leader stopping makes the reference fall, said once",
+			[]string{"a", "b"}, [][]step{
+				{{both("0x10", "0x20"), []string{"provider ineligible: behind a", "provider eligible b"}}},
+				{{both("0x10", "refuse"), []string{
+					"provider eligible a", "provider ineligible: probe failed b (transport)",
+					fellLeaderFailed + " (transport)"}}},
+				repeat(2, both("0x10", "refuse")),
+			}},
+		{"of three, one far ahead is ineligible until the others catch up",
+			[]string{"a", "b", "c"}, [][]step{
+				{{map[string]string{"a": "0x3f8", "b": "0x10", "c": "0x10"}, []string{
+					"provider ineligible: too far ahead a", "provider eligible b", "provider eligible c"}}},
+				{{map[string]string{"a": "0x3f9", "b": "0x11", "c": "0x11"}, nil}},
+				{{map[string]string{"a": "0x3f9", "b": "0x3f0", "c": "0x3f0"}, []string{"provider eligible a"}}},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := &scripted{}
+			var endpoints []failnext.Endpoint
+			for _, host := range tt.hosts {
+				endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(host), URL: "http://" + host})
+			}
+			cfg := config(endpoints)
+			cfg.Base = base
+			monitor, err := blocklag.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &checker{monitor: monitor, maxAhead: cfg.MaxAhead, said: map[failnext.EndpointID]string{}}
+			tap := tapLog(t)
+			n := 0
+			for _, steps := range tt.steps {
+				for _, s := range steps {
+					n++
+					before := len(tap.records)
+					base.set(s.answers)
+					c.check(context.Background())
+					var got []string
+					for _, r := range tap.records[before:] {
+						got = append(got, summary(r))
+					}
+					if fmt.Sprint(got) != fmt.Sprint(s.want) {
+						t.Errorf("check %d, answers %v: logged %q, want %q", n, s.answers, got, s.want)
+					}
+				}
+			}
+		})
+	}
 }
 
 func TestReferenceFellSaysWhy(t *testing.T) {
+	published := func(reference uint64, eps ...blocklag.EndpointStatus) blocklag.Status {
+		return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: reference, MaxLag: maxLag, Endpoints: eps}
+	}
+	at := func(id failnext.EndpointID, height, reference uint64) blocklag.EndpointStatus {
+		return blocklag.EndpointStatus{ID: id, Eligible: reference-height <= maxLag, Height: height, Lag: reference - height}
+	}
+	failed := func(id failnext.EndpointID) blocklag.EndpointStatus {
+		return blocklag.EndpointStatus{ID: id, Err: &blocklag.ProbeError{Endpoint: id, Err: errors.New("refused")}}
+	}
 	before := published(20, at("primary", 5, 20), at("backup", 20, 20))
 	tests := []struct {
 		name      string
@@ -41,9 +197,9 @@ func TestReferenceFellSaysWhy(t *testing.T) {
 		{"a reference that stayed is not a fall", before,
 			published(20, at("primary", 6, 20), at("backup", 20, 20)), "", "[]"},
 		{"nothing falls from the fail-open state", blocklag.Status{},
-			published(5, at("primary", 5, 5), failed("backup", errors.New("refused"))), "", "[]"},
+			published(5, at("primary", 5, 5), failed("backup")), "", "[]"},
 		{"the leader that stopped answering is named with its reason", before,
-			published(6, at("primary", 6, 6), failed("backup", errors.New("refused"))),
+			published(6, at("primary", 6, 6), failed("backup")),
 			fellLeaderFailed, "[from 20 to 6 led backup reason transport]"},
 		{"a leader that went back is named with its height", before,
 			published(8, at("primary", 6, 8), at("backup", 8, 8)),
@@ -59,42 +215,59 @@ func TestReferenceFellSaysWhy(t *testing.T) {
 	}
 }
 
-// A check line holds each provider's verdict with its height and lag, or
-// the reason its probe failed, and fits in 200 bytes with the standard
-// logger's date and time, for two providers at mainnet heights.
-func TestVerdictsFitOneShortLine(t *testing.T) {
-	tests := []struct {
-		name string
-		st   blocklag.Status
-		want string
-	}{
-		{"before any check", blocklag.Status{MaxLag: maxLag, Endpoints: []blocklag.EndpointStatus{{ID: "primary", Eligible: true}}},
-			`verdicts="none published yet: every provider eligible"`},
-		{"both answered", published(21500013, at("primary", 21500000, 21500013), at("backup", 21500013, 21500013)),
-			`reference=21500013 primary.eligible=false primary.height=21500000 primary.lag=13 backup.eligible=true backup.height=21500013 backup.lag=0`},
-		{"one failed", published(21500000, at("primary", 21500000, 21500000), failed("backup", errors.New("refused"))),
-			`reference=21500000 primary.eligible=true primary.height=21500000 primary.lag=0 backup.eligible=false backup.reason=transport`},
+// Every line the loop logs fits in 200 bytes as the standard logger writes
+// it, date and time included, at its longest: a name of the most bytes
+// allowed, heights of 20 digits, and errors of 300 bytes.
+func TestEveryLineFits200Bytes(t *testing.T) {
+	const id = failnext.EndpointID("abcdefghijklmnop")
+	if !validName(string(id)) {
+		t.Fatalf("%q is not a valid name: the test needs the longest", id)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			logger := slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: dropTime}))
-			logger.Info("check", verdicts(tt.st)...)
-			got := strings.TrimPrefix(strings.TrimSuffix(b.String(), "\n"), "level=INFO msg=check ")
-			if got != tt.want {
-				t.Errorf("the check line's attributes are\n%s\nwant\n%s", got, tt.want)
-			}
-			// The command logs through the standard logger: date, time, level, message.
-			if n := len("2006/01/02 15:04:05 INFO check ") + len(got); n > 200 {
-				t.Errorf("the check line takes %d bytes, more than 200", n)
-			}
-		})
+	const top = math.MaxUint64
+	long := &blocklag.StatusError{StatusCode: http.StatusTooManyRequests,
+		RPC: &blocklag.RPCError{Code: -32005, Message: strings.Repeat("m", 300)}}
+	failedProbe := &blocklag.ProbeError{Endpoint: id, Err: long}
+	st := blocklag.Status{Checked: time.Now(), Reference: top, MaxLag: top}
+	lines := map[string]line{
+		"eligible, ahead": verdictOf(st, blocklag.EndpointStatus{ID: id, Eligible: true, Height: top, Lag: top, Ahead: top}, top),
+		"too far ahead":   verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Ahead: top}, top),
+		"behind":          verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Lag: top}, top),
+		"probe failed":    verdictOf(st, blocklag.EndpointStatus{ID: id, Err: failedProbe}, top),
+		"verdict kept":    unanswered(failedProbe, true),
 	}
-}
 
-func dropTime(_ []string, a slog.Attr) slog.Attr {
-	if a.Key == slog.TimeKey {
-		return slog.Attr{}
+	var out bytes.Buffer
+	log.SetOutput(&out)
+	defer log.SetOutput(os.Stderr)
+	c := &checker{said: map[failnext.EndpointID]string{}}
+	for _, l := range lines {
+		c.log(l)
 	}
-	return a
+	leader := blocklag.EndpointStatus{ID: id, Height: top, Eligible: true}
+	msg, attrs := referenceFell(blocklag.Status{Reference: top, Endpoints: []blocklag.EndpointStatus{leader}},
+		blocklag.Status{Reference: top - 1, Endpoints: []blocklag.EndpointStatus{{ID: id, Err: failedProbe}}})
+	slog.Warn(msg, attrs...)
+
+	// A read whose provider answers 401 with a long body.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, strings.Repeat("no key ", 100))
+	}))
+	defer srv.Close()
+	client, err := dial(context.Background(), srv.URL, http.DefaultTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	read(context.Background(), client, nil)
+
+	text := strings.TrimSuffix(out.String(), "\n")
+	if n := strings.Count(text, "\n") + 1; n != len(lines)+2 {
+		t.Fatalf("logged %d lines, want %d:\n%s", n, len(lines)+2, text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if len(l) > 200 {
+			t.Errorf("a line of %d bytes: %s", len(l), l)
+		}
+	}
 }

@@ -50,7 +50,8 @@ func Start(period time.Duration) (*Node, error) {
 	}
 	cfg := node.DefaultConfig
 	cfg.DataDir = "" // in memory
-	cfg.HTTPHost, cfg.HTTPPort = "127.0.0.1", 0
+	cfg.HTTPHost = "127.0.0.1"
+	cfg.HTTPPort = 0
 	cfg.HTTPModules = []string{"eth", "net", "web3"}
 	cfg.P2P = p2p.Config{NoDiscovery: true, ListenAddr: ""}
 	stack, err := node.New(&cfg)
@@ -76,7 +77,12 @@ func Start(period time.Duration) (*Node, error) {
 		stack.Close()
 		return nil, fmt.Errorf("devnet: starting the node: %w", err)
 	}
-	return &Node{URL: stack.HTTPEndpoint(), ChainID: ethCfg.Genesis.Config.ChainID.Uint64(), beacon: beacon, stack: stack}, nil
+	return &Node{
+		URL:     stack.HTTPEndpoint(),
+		ChainID: ethCfg.Genesis.Config.ChainID.Uint64(),
+		beacon:  beacon,
+		stack:   stack,
+	}, nil
 }
 
 // Commit seals the given number of blocks at once, one after another.
@@ -125,7 +131,8 @@ func StartDemo(stopBackupAfter time.Duration) (*Demo, error) {
 		return nil, err
 	}
 	slog.Info("dev: primary node started", "url", primary.URL, "block_every", PrimaryPeriod)
-	slog.Info("dev: backup node started", "url", backup.URL, "block_every", BackupPeriod, "stops_in", stopBackupAfter)
+	slog.Info("dev: backup node started", "url", backup.URL, "block_every", BackupPeriod,
+		"stops_in", stopBackupAfter)
 	d := &Demo{Primary: primary, Backup: backup}
 	if stopBackupAfter > 0 {
 		d.timer = time.AfterFunc(stopBackupAfter, d.StopBackup)
