@@ -190,8 +190,11 @@ func (m *matcher) secretStretches(text string) []stretch {
 		return nil
 	}
 	found := m.find(text, false)
-	found = append(found, m.find(text, true)...)
-	slices.SortFunc(found, func(a, b stretch) int { return a.start - b.start })
+	// Without a '%' the decoded reading is the written one.
+	if strings.IndexByte(text, '%') >= 0 {
+		found = append(found, m.find(text, true)...)
+		slices.SortFunc(found, func(a, b stretch) int { return a.start - b.start })
+	}
 	var merged []stretch
 	for _, s := range found {
 		s.start, _ = markerAround(text, s.start)
