@@ -160,7 +160,7 @@ func TestNoErrorValueHoldsASecret(t *testing.T) {
 		pairs = append(pairs, id, "http://"+id+".example/v3/"+keys[id])
 	}
 	m := mustNew(t, Config{Endpoints: named(pairs...), Base: base, ChainID: 1,
-		ProbeTimeout: 100 * time.Millisecond})
+		ProbeTimeout: time.Second})
 	err := check(m)
 	if n := len(probeErrors(t, err)); n != 6 {
 		t.Fatalf("Check = %v; want six failures", err)
