@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -35,22 +34,11 @@ func compactHeight(body []byte) (uint64, bool) {
 		return 0, false
 	}
 	rest = bytes.TrimSuffix(rest, []byte("\n"))
-	n := len(rest) - len(`"}`)
-	if n < 1 || n > 16 || string(rest[n:]) != `"}` {
+	digits, ok := bytes.CutSuffix(rest, []byte(`"}`))
+	if !ok {
 		return 0, false
 	}
-	if n > 1 && rest[0] == '0' {
-		return 0, false
-	}
-	var height uint64
-	for _, c := range rest[:n] {
-		digit := strings.IndexByte("0123456789abcdef", c)
-		if digit < 0 {
-			return 0, false
-		}
-		height = height<<4 | uint64(digit)
-	}
-	return height, true
+	return quantityDigits(digits)
 }
 
 // parseStrictly is parseQuantity without the shortcut for the common answer.
@@ -90,21 +78,35 @@ func parseStrictly(body []byte, s *matcher) (uint64, error) {
 	return height, nil
 }
 
-// hexQuantity reads text as an Ethereum quantity: "0x" and 1 to 16
-// lowercase hex digits with no leading zero.
+// hexQuantity reads text as an Ethereum quantity: "0x" and then digits that
+// quantityDigits accepts.
 func hexQuantity(text string) (uint64, bool) {
 	digits, ok := strings.CutPrefix(text, "0x")
-	if !ok || digits == "" || len(digits) > 16 {
+	if !ok {
+		return 0, false
+	}
+	return quantityDigits([]byte(digits))
+}
+
+// quantityDigits reads the digits of an Ethereum quantity: 1 to 16
+// lowercase hex digits with no leading zero, so that the value fits a
+// uint64 and each value has one spelling.
+func quantityDigits(digits []byte) (uint64, bool) {
+	if len(digits) < 1 || len(digits) > 16 {
 		return 0, false
 	}
 	if len(digits) > 1 && digits[0] == '0' {
 		return 0, false
 	}
-	if strings.Trim(digits, "0123456789abcdef") != "" {
-		return 0, false
+	var height uint64
+	for _, c := range digits {
+		digit := strings.IndexByte("0123456789abcdef", c)
+		if digit < 0 {
+			return 0, false
+		}
+		height = height<<4 | uint64(digit)
 	}
-	height, err := strconv.ParseUint(digits, 16, 64)
-	return height, err == nil
+	return height, true
 }
 
 // decodeObject requires body to be exactly one JSON object, white space around
