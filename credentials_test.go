@@ -238,8 +238,10 @@ func TestOwnCredentialsWithNilBaseUsesDefaultTransport(t *testing.T) {
 	}
 	resp.Body.Close()
 	got := p.received()
-	if len(got) != 1 || got[0].Header.Get("Authorization") != p.basic {
-		t.Errorf("the provider received %d requests, the first with its own credentials: %v",
-			len(got), len(got) == 1 && got[0].Header.Get("Authorization") == p.basic)
+	if len(got) != 1 {
+		t.Fatalf("the provider received %d requests, want 1", len(got))
+	}
+	if auth := got[0].Header.Get("Authorization"); auth != p.basic {
+		t.Errorf("the provider received Authorization %q, want its own %q", auth, p.basic)
 	}
 }

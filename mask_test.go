@@ -119,17 +119,22 @@ func TestProviderJSONShowsNoKey(t *testing.T) {
 // failure echoes keys. No string in them may hold 8 bytes of a key, and none
 // may lead to the matcher that knows the keys.
 func TestNoErrorValueHoldsASecret(t *testing.T) {
-	keys := map[string]string{ // endpoint ID to its key, written out by hand
-		"echo401":   "k401aaaa0123456789",
-		"rpcecho":   "krpcbbbb0123456789",
-		"badanswer": "kbadcccc0123456789",
-		"transport": "ktrpdddd0123456789",
-		"chain":     "kchneeee0123456789",
-		"slow":      "kslwffff0123456789",
-		"good":      "kgoodggg0123456789",
+	providers := []struct{ id, key string }{ // each key written out by hand
+		{"echo401", "k401aaaa0123456789"},
+		{"rpcecho", "krpcbbbb0123456789"},
+		{"badanswer", "kbadcccc0123456789"},
+		{"transport", "ktrpdddd0123456789"},
+		{"chain", "kchneeee0123456789"},
+		{"slow", "kslwffff0123456789"},
+		{"good", "kgoodggg0123456789"},
 	}
-	everyKey := strings.Join([]string{keys["echo401"], keys["rpcecho"], keys["badanswer"],
-		keys["transport"], keys["chain"], keys["slow"], keys["good"]}, " ")
+	var keys []string
+	var pairs []string
+	for _, p := range providers {
+		keys = append(keys, p.key)
+		pairs = append(pairs, p.id, "http://"+p.id+".example/v3/"+p.key)
+	}
+	everyKey := strings.Join(keys, " ")
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		id := strings.TrimSuffix(r.URL.Host, ".example")
 		if readRequest(t, r) == "eth_chainId" && id != "slow" {
@@ -155,10 +160,6 @@ func TestNoErrorValueHoldsASecret(t *testing.T) {
 		}
 		return response(r, 200, answer(100), -1), nil
 	})
-	var pairs []string
-	for _, id := range []string{"echo401", "rpcecho", "badanswer", "transport", "chain", "slow", "good"} {
-		pairs = append(pairs, id, "http://"+id+".example/v3/"+keys[id])
-	}
 	m := mustNew(t, Config{Endpoints: named(pairs...), Base: base, ChainID: 1,
 		ProbeTimeout: time.Second})
 	err := check(m)
