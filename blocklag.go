@@ -96,7 +96,7 @@ func New(cfg Config) (*Monitor, error) {
 	if m.base == nil {
 		m.base = http.DefaultTransport
 	}
-	m.current.Store(failOpen(eps, cfg.MaxLag))
+	m.current.Store(failOpen(eps, m.rules))
 	return m, nil
 }
 

@@ -27,9 +27,10 @@ type highWater struct {
 func (w highWater) above(height uint64) bool { return !w.counted || height > w.height }
 
 // failOpen is the snapshot in force until the first Check publishes.
-func failOpen(eps []endpoint, maxLag uint64) *snapshot {
+func failOpen(eps []endpoint, r rules) *snapshot {
 	s := newSnapshot(len(eps))
-	s.status.MaxLag = maxLag
+	s.status.MaxLag = r.maxLag
+	s.status.MaxAhead = r.maxAhead
 	for _, ep := range eps {
 		s.add(EndpointStatus{ID: ep.id, Eligible: true}, highWater{})
 	}
@@ -85,6 +86,7 @@ func nextSnapshot(prev *snapshot, outcomes []outcome, checked time.Time, r rules
 	s.status.Checked = checked
 	s.status.Reference = ref
 	s.status.MaxLag = r.maxLag
+	s.status.MaxAhead = r.maxAhead
 	s.status.Advanced = prev.status.Advanced
 	newHighAtFront := false
 	for i, o := range outcomes {

@@ -76,7 +76,7 @@ func TestNextSnapshotJudgesEachEndpointByItsLagBehindTheReference(t *testing.T) 
 			for i := range eps {
 				eps[i] = endpoint{id: idOf(i)}
 			}
-			s := nextSnapshot(failOpen(eps, tt.rules.maxLag), tt.outcomes, clockAt("10:00:00"), tt.rules)
+			s := nextSnapshot(failOpen(eps, tt.rules), tt.outcomes, clockAt("10:00:00"), tt.rules)
 			if tt.want == nil {
 				if s != nil {
 					t.Fatalf("nextSnapshot built %v, want nothing", s.eligible)
@@ -104,7 +104,7 @@ func TestNextBuildsFromThePreviousSnapshotAlone(t *testing.T) {
 	maxLag3 := rules{maxLag: 3}
 	down := outcome{err: &ProbeError{Endpoint: "b", Err: errors.New("down")}, latency: 2 * time.Second}
 	answered := []outcome{{height: 100}, {height: 90}}
-	first := nextSnapshot(failOpen(eps, 3), answered, clockAt("10:00:00"), maxLag3)
+	first := nextSnapshot(failOpen(eps, maxLag3), answered, clockAt("10:00:00"), maxLag3)
 	kept := *first
 	kept.status.Endpoints = slices.Clone(first.status.Endpoints)
 	kept.highest = slices.Clone(first.highest)

@@ -16,6 +16,7 @@ type Status struct {
 	Checked   time.Time // when the Check that published it finished probing; zero until one does
 	Reference uint64    // the height that lag was measured from
 	MaxLag    uint64    // Config.MaxLag, the rule the verdicts follow
+	MaxAhead  uint64    // Config.MaxAhead, the other rule they follow; 0 when off
 	// Advanced is when the front last moved: the Checked time of the latest
 	// Check whose reference rose with an endpoint at a new high of its own at
 	// or above it, which one climbing back to a failed leader's height does.
@@ -74,13 +75,14 @@ func (m *Monitor) Status() Status {
 //
 // checked, reference and latency_seconds are there once a Check has
 // published; height and lag when the endpoint's probe succeeded, even at 0;
-// reason and error when it failed; ahead and advanced when they are not zero.
+// reason and error when it failed; max_ahead, ahead and advanced when they
+// are not zero.
 func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.json()) }
 
 // json is s's JSON form.
 func (s Status) json() statusJSON {
 	published := s.published()
-	out := statusJSON{MaxLag: s.MaxLag, Endpoints: make([]endpointJSON, len(s.Endpoints))}
+	out := statusJSON{MaxLag: s.MaxLag, MaxAhead: s.MaxAhead, Endpoints: make([]endpointJSON, len(s.Endpoints))}
 	if published {
 		out.Checked = &s.Checked
 		out.Reference = &s.Reference
@@ -108,6 +110,7 @@ type statusJSON struct {
 	Checked   *time.Time     `json:"checked,omitempty"`
 	Reference *uint64        `json:"reference,omitempty"`
 	MaxLag    uint64         `json:"max_lag"`
+	MaxAhead  uint64         `json:"max_ahead,omitempty"`
 	Advanced  *time.Time     `json:"advanced,omitempty"`
 	Endpoints []endpointJSON `json:"endpoints"`
 }
@@ -162,6 +165,9 @@ func (s Status) LogValue() slog.Value {
 		attrs = append(attrs, slog.Uint64("reference", s.Reference))
 	}
 	attrs = append(attrs, slog.Uint64("max_lag", s.MaxLag))
+	if j.MaxAhead != 0 {
+		attrs = append(attrs, slog.Uint64("max_ahead", s.MaxAhead))
+	}
 	if j.Advanced != nil {
 		attrs = append(attrs, slog.Time("advanced", s.Advanced))
 	}
