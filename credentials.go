@@ -1,6 +1,9 @@
 package blocklag
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // OwnCredentials returns a failnext Config.Base that sends each attempt with
 // its own endpoint's credentials only. failnext keeps a request's headers
@@ -8,7 +11,8 @@ import "net/http"
 // from one provider's URL would otherwise reach the next provider.
 //
 // Each attempt goes to base (nil: [http.DefaultTransport]) as a clone of the
-// request without Authorization or Referer, with Basic auth from the
+// request without Authorization or Referer under any spelling of their
+// names, with a Header of its own when it had none, with Basic auth from the
 // attempt's URL when it holds a user name or password. Proxy-Authorization
 // stays, and the request it is handed is left as it was. Since failnext
 // replaces the whole destination of every attempt, the application's
@@ -28,8 +32,16 @@ type ownCredentials struct {
 
 func (t ownCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
 	attempt := req.Clone(req.Context())
-	attempt.Header.Del("Authorization")
-	attempt.Header.Del("Referer")
+	if attempt.Header == nil {
+		attempt.Header = http.Header{}
+	}
+	// A name as written in a map literal, such as "authorization", goes on
+	// the wire as it is, and servers read it as the header.
+	for name := range attempt.Header {
+		if strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Referer") {
+			delete(attempt.Header, name)
+		}
+	}
 	setBasicAuth(attempt)
 	return t.base.RoundTrip(attempt)
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,13 +162,14 @@ func TestOwnCredentialsKeepEachKeyWithItsProvider(t *testing.T) {
 }
 
 // TestOwnCredentialsSendsAnAttemptWithItsOwnURLsCredentials pins what one
-// attempt carries, for each kind of userinfo, and that the request handed to
-// the RoundTripper is left as it was.
+// attempt carries, for each kind of userinfo and each spelling of the
+// header names it was handed, and that the handed request is left as it
+// was.
 func TestOwnCredentialsSendsAnAttemptWithItsOwnURLsCredentials(t *testing.T) {
 	basic := func(pair string) string {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(pair))
 	}
-	for _, tt := range []struct {
+	urls := []struct {
 		name string
 		url  string
 		want string // the Authorization the attempt carries; "" for none
@@ -180,47 +184,101 @@ func TestOwnCredentialsSendsAnAttemptWithItsOwnURLsCredentials(t *testing.T) {
 			url: "http://:s3cret@node.example/", want: basic(":s3cret")},
 		{name: "a URL without userinfo sends no Authorization",
 			url: "http://node.example/v3/key0123456789", want: ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var sent *http.Request
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				sent = r
-				return response(r, http.StatusOK, answer(1), -1), nil
+	}
+	// A map literal, or go-ethereum's rpc.WithHeaders, keeps a name as
+	// written; net/http sends it so, and servers read any spelling.
+	spellings := []struct {
+		name                   string
+		authorization, referer string
+	}{
+		{name: "canonical names", authorization: "Authorization", referer: "Referer"},
+		{name: "lower-case names", authorization: "authorization", referer: "referer"},
+		{name: "upper-case names", authorization: "AUTHORIZATION", referer: "REFERER"},
+	}
+	for _, u := range urls {
+		for _, sp := range spellings {
+			t.Run(u.name+", handed headers under "+sp.name, func(t *testing.T) {
+				var sent *http.Request
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					sent = r
+					return response(r, http.StatusOK, answer(1), -1), nil
+				})
+				req, err := http.NewRequest(http.MethodPost, u.url, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header[sp.authorization] = []string{"Basic b3RoZXI6b3RoZXI="}
+				req.Header[sp.referer] = []string{"http://other.example/v3/otherkey0123456789"}
+				req.Header["Proxy-Authorization"] = []string{"Basic cHJveHk6cHJveHk="}
+				req.Header["X-Kept"] = []string{"kept"}
+				handed := req.Header.Clone()
+				resp, err := OwnCredentials(base).RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				var want []string
+				if u.want != "" {
+					want = []string{u.want}
+				}
+				if got := valuesAnySpelling(sent.Header, "Authorization"); !slices.Equal(got, want) {
+					t.Errorf("Authorization under any spelling = %q, want %q", got, want)
+				}
+				if got := valuesAnySpelling(sent.Header, "Referer"); len(got) > 0 {
+					t.Errorf("Referer under any spelling = %q, want none", got)
+				}
+				for _, kept := range []string{"Proxy-Authorization", "X-Kept"} {
+					if got := sent.Header.Get(kept); got != handed.Get(kept) {
+						t.Errorf("%s = %q, want it kept as %q", kept, got, handed.Get(kept))
+					}
+				}
+				if sent == req {
+					t.Error("the handed request itself went to base, not a clone")
+				}
+				if !reflect.DeepEqual(req.Header, handed) {
+					t.Errorf("the handed request's headers changed to %q, want %q", req.Header, handed)
+				}
 			})
-			req, err := http.NewRequest(http.MethodPost, tt.url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Basic b3RoZXI6b3RoZXI=")
-			req.Header.Set("Referer", "http://other.example/v3/otherkey0123456789")
-			req.Header.Set("Proxy-Authorization", "Basic cHJveHk6cHJveHk=")
-			req.Header.Set("X-Kept", "kept")
-			handed := req.Header.Clone()
-			resp, err := OwnCredentials(base).RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if got := sent.Header.Get("Authorization"); got != tt.want {
-				t.Errorf("Authorization = %q, want %q", got, tt.want)
-			}
-			if got := sent.Header.Values("Referer"); len(got) > 0 {
-				t.Errorf("Referer = %q, want none", got)
-			}
-			for _, kept := range []string{"Proxy-Authorization", "X-Kept"} {
-				if got := sent.Header.Get(kept); got != handed.Get(kept) {
-					t.Errorf("%s = %q, want it kept as %q", kept, got, handed.Get(kept))
-				}
-			}
-			if sent == req {
-				t.Error("the handed request itself went to base, not a clone")
-			}
-			for name := range handed {
-				if req.Header.Get(name) != handed.Get(name) {
-					t.Errorf("the handed request's %s changed to %q", name, req.Header.Get(name))
-				}
-			}
-		})
+		}
+	}
+}
+
+// valuesAnySpelling returns the values of every header of h whose name is
+// name under any spelling.
+func valuesAnySpelling(h http.Header, name string) []string {
+	var values []string
+	for key, v := range h {
+		if strings.EqualFold(key, name) {
+			values = append(values, v...)
+		}
+	}
+	return values
+}
+
+// A request with no Header map, which http.NewRequest never makes but a
+// hand-built one may have, is sent with a map of its own.
+func TestOwnCredentialsSendsARequestWithoutHeaderMap(t *testing.T) {
+	var sent *http.Request
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r
+		return response(r, http.StatusOK, answer(1), -1), nil
+	})
+	target, err := url.Parse("http://rpcuser:s3cret@node.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := (&http.Request{Method: http.MethodPost, URL: target}).WithContext(context.Background())
+	resp, err := OwnCredentials(base).RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip of a request without a Header map: %v", err)
+	}
+	resp.Body.Close()
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("rpcuser:s3cret"))
+	if got := sent.Header.Get("Authorization"); got != want {
+		t.Errorf("Authorization = %q, want %q", got, want)
+	}
+	if req.Header != nil {
+		t.Errorf("the handed request now has the headers %q, want none", req.Header)
 	}
 }
 
