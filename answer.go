@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/yermakovsa/failnext-blocklag/internal/redact"
 )
 
 // maxBody is the largest answer a probe accepts, in bytes; a real one is under 100.
@@ -16,11 +19,11 @@ const maxBody = 4096
 // of the package doc's section on probes, or fails it: an *RPCError for a
 // JSON-RPC error object, else ErrBadAnswer. compactHeight takes the common
 // answer without allocating.
-func parseQuantity(body []byte, s *matcher) (uint64, error) {
+func parseQuantity(body []byte, r *redact.Redactor) (uint64, error) {
 	if height, ok := compactHeight(body); ok {
 		return height, nil
 	}
-	return parseStrictly(body, s)
+	return parseStrictly(body, r)
 }
 
 // compactPrefix begins the answer real nodes send, up to its digits.
@@ -42,38 +45,38 @@ func compactHeight(body []byte) (uint64, bool) {
 }
 
 // parseStrictly is parseQuantity without the shortcut for the common answer.
-func parseStrictly(body []byte, s *matcher) (uint64, error) {
+func parseStrictly(body []byte, r *redact.Redactor) (uint64, error) {
 	if len(body) > maxBody {
-		return 0, badAnswer(s, "answer larger than %d bytes", maxBody)
+		return 0, badAnswer(r, "answer larger than %d bytes", maxBody)
 	}
-	members, err := decodeObject(body, s)
+	members, err := decodeObject(body, r)
 	if err != nil {
 		return 0, err
 	}
 	if raw := members["jsonrpc"]; !isVersion2(raw) {
-		return 0, badAnswer(s, "jsonrpc member is %s, want the string \"2.0\"", shownValue(raw, s))
+		return 0, badAnswer(r, "jsonrpc member is %s, want the string \"2.0\"", shownValue(raw, r))
 	}
 	if raw := members["id"]; string(raw) != "1" {
-		return 0, badAnswer(s, "answer id is %s, want the number 1", shownValue(raw, s))
+		return 0, badAnswer(r, "answer id is %s, want the number 1", shownValue(raw, r))
 	}
 	if raw, ok := members["error"]; ok && string(raw) != "null" {
-		if e := rpcError(raw, s); e != nil {
+		if e := rpcError(raw, r); e != nil {
 			return 0, e
 		}
-		return 0, badAnswer(s, "RPC error %s", shownValue(raw, s))
+		return 0, badAnswer(r, "RPC error %s", shownValue(raw, r))
 	}
 	raw, ok := members["result"]
 	if !ok {
-		return 0, badAnswer(s, "answer has no result")
+		return 0, badAnswer(r, "answer has no result")
 	}
 	result, ok := jsonString(raw)
 	if !ok {
-		return 0, badAnswer(s, "result %s is not a string", shownValue(raw, s))
+		return 0, badAnswer(r, "result %s is not a string", shownValue(raw, r))
 	}
 	height, ok := hexQuantity(result)
 	if !ok {
-		shown := s.maskAndClip(result, maxQuoted)
-		return 0, badAnswer(s, "result \"%s\" is not a canonical hex quantity", shown)
+		shown := r.Outside(result, redact.ValueLimit)
+		return 0, badAnswer(r, "result \"%s\" is not a canonical hex quantity", shown)
 	}
 	return height, nil
 }
@@ -111,36 +114,36 @@ func quantityDigits(digits []byte) (uint64, bool) {
 
 // decodeObject requires body to be exactly one JSON object, white space around
 // it aside, naming no member twice, and returns its members.
-func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
+func decodeObject(body []byte, r *redact.Redactor) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, badAnswer(s, "answer is not a JSON object")
+		return nil, badAnswer(r, "answer is not a JSON object")
 	}
 	members := make(map[string]json.RawMessage, 4)
 	for dec.More() {
 		nameStart := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, badAnswer(s, "answer is not valid JSON")
+			return nil, badAnswer(r, "answer is not valid JSON")
 		}
 		name, _ := tok.(string) // inside an object the decoder only yields string names
 		rawName := body[nameStart:dec.InputOffset()]
 		rawName = rawName[bytes.IndexByte(rawName, '"'):] // after any ',' and white space
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return nil, badAnswer(s, "answer is not valid JSON")
+			return nil, badAnswer(r, "answer is not valid JSON")
 		}
 		if _, dup := members[name]; dup {
 			shown, _ := jsonString(rawName)
-			return nil, badAnswer(s, "answer names member \"%s\" twice", s.maskAndClip(shown, maxQuoted))
+			return nil, badAnswer(r, "answer names member \"%s\" twice", r.Outside(shown, redact.ValueLimit))
 		}
 		members[name] = value
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, badAnswer(s, "answer is not valid JSON")
+		return nil, badAnswer(r, "answer is not valid JSON")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, badAnswer(s, "answer has data after the JSON object")
+		return nil, badAnswer(r, "answer has data after the JSON object")
 	}
 	return members, nil
 }
@@ -148,7 +151,7 @@ func decodeObject(body []byte, s *matcher) (map[string]json.RawMessage, error) {
 // rpcError returns the RPCError that a JSON-RPC error member stands for: an
 // object with an integer code and, if any, a string message. It returns nil
 // for any other member.
-func rpcError(raw json.RawMessage, s *matcher) *RPCError {
+func rpcError(raw json.RawMessage, r *redact.Redactor) *RPCError {
 	var object struct {
 		Code    *int            `json:"code"`
 		Message json.RawMessage `json:"message"`
@@ -162,15 +165,15 @@ func rpcError(raw json.RawMessage, s *matcher) *RPCError {
 		if !ok {
 			return nil
 		}
-		message = s.maskAndClip(text, maxQuoted)
+		message = r.Outside(text, redact.ValueLimit)
 	}
 	e := &RPCError{Code: *object.Code, Message: message}
-	e.msg = s.mask(e.format())
+	e.msg = r.Message(e.format())
 	return e
 }
 
 // errorObject reads a non-200 body as StatusError.RPC says; nil otherwise.
-func errorObject(body []byte, s *matcher) *RPCError {
+func errorObject(body []byte, r *redact.Redactor) *RPCError {
 	// Most bodies that are not JSON (an HTML page, plain text) fail here,
 	// before a decoder is made.
 	if len(body) > maxBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
@@ -183,7 +186,7 @@ func errorObject(body []byte, s *matcher) *RPCError {
 	if id := string(members["id"]); id != "1" && id != "null" {
 		return nil
 	}
-	return rpcError(members["error"], s) // nil also for a missing error member
+	return rpcError(members["error"], r) // nil also for a missing error member
 }
 
 // isVersion2 reports whether raw, a member's JSON text, is the string "2.0".
@@ -198,12 +201,12 @@ func isVersion2(raw json.RawMessage) bool {
 // true, false or null as written; an object or an array by its kind alone,
 // since writing it again would add escapes of its own. A nil raw is
 // "missing".
-func shownValue(raw json.RawMessage, s *matcher) string {
+func shownValue(raw json.RawMessage, r *redact.Redactor) string {
 	if raw == nil {
 		return "missing"
 	}
 	if text, ok := jsonString(raw); ok {
-		return `the string "` + s.maskAndClip(text, maxQuoted) + `"`
+		return `the string "` + r.Outside(text, redact.ValueLimit) + `"`
 	}
 	switch raw[0] {
 	case '{':
@@ -211,11 +214,8 @@ func shownValue(raw json.RawMessage, s *matcher) string {
 	case '[':
 		return "an array"
 	}
-	return `"` + s.maskAndClip(string(raw), maxQuoted) + `"`
+	return `"` + r.Outside(string(raw), redact.ValueLimit) + `"`
 }
-
-// maxQuoted is how many bytes a message gives one value that a provider sent.
-const maxQuoted = 100
 
 // jsonString decodes raw, the JSON text of one value, when it is a string.
 // Its escapes are decoded and every other byte is kept as it is, an invalid
@@ -293,13 +293,9 @@ func hex4(text []byte) (rune, bool) {
 	if len(text) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range text[:4] {
-		v := hexValue(c)
-		if v < 0 {
-			return 0, false
-		}
-		r = r<<4 | rune(v)
+	v, err := strconv.ParseUint(string(text[:4]), 16, 32)
+	if err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(v), true
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/yermakovsa/failnext"
+	"github.com/yermakovsa/failnext-blocklag/internal/redact"
 )
 
 // The benchmarks give the figures the README and BENCHMARKS.md quote, on loopback providers only:
@@ -330,11 +331,11 @@ func BenchmarkCheckEveryProbeFailing(b *testing.B) {
 // and the key repeated to 9 MB cost the same, as only what the message can show
 // is read.
 func BenchmarkTransportText(b *testing.B) {
-	var forms []string
+	var urls []string
 	for i := range 10 {
-		forms = append(forms, secretForms(keyedURL(i))...)
+		urls = append(urls, keyedURL(i))
 	}
-	s := newMatcher(forms)
+	r := redact.New(urls)
 	url := keyedURL(3)
 	head := fmt.Sprintf("Post %q: net/http: malformed MIME header line: ", url)
 	key := url[strings.Index(url, "/v3/")+4 : strings.Index(url, "?")]
@@ -347,7 +348,7 @@ func BenchmarkTransportText(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if msg := transportError(err, s).Error(); len(msg) > 2*maxTransportText {
+				if msg := transportError(err, r).Error(); len(msg) > 2*redact.ErrorLimit {
 					b.Fatalf("a message of %d bytes", len(msg))
 				}
 			}

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/yermakovsa/failnext"
+	"github.com/yermakovsa/failnext-blocklag/internal/redact"
 )
 
 // Monitor compares the heights of a fixed set of providers. Its methods are
@@ -48,7 +49,7 @@ type Monitor struct {
 	probeTimeout time.Duration
 	chainID      uint64
 	base         http.RoundTripper // Config.Base, or http.DefaultTransport
-	secrets      *matcher          // every endpoint's, masked in every endpoint's messages
+	redactor     *redact.Redactor  // every endpoint's secrets, redacted in every endpoint's messages
 
 	// running holds one token while a Check runs: a channel rather than a
 	// sync.Mutex, so that a Check waiting for its turn can give up.
@@ -77,13 +78,13 @@ func New(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var forms []string
-	for _, ep := range eps {
-		forms = append(forms, secretForms(ep.url)...)
+	urls := make([]string, len(eps))
+	for i, ep := range eps {
+		urls[i] = ep.url
 	}
 	m := &Monitor{
 		endpoints:    eps,
-		secrets:      newMatcher(forms),
+		redactor:     redact.New(urls),
 		rules:        rules{maxLag: cfg.MaxLag, maxAhead: cfg.MaxAhead, quorum: cfg.Quorum},
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
@@ -143,7 +144,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		}
 		if o.err != nil {
 			pe := &ProbeError{Endpoint: m.endpoints[i].id, Err: o.err}
-			pe.msg = m.secrets.mask(pe.format(o.err.Error()))
+			pe.msg = m.redactor.Message(pe.format(o.err.Error()))
 			o.err = pe
 			failed.Errors = append(failed.Errors, pe)
 			m.counts.failed(i, reasonIndex(pe.Err))
@@ -161,7 +162,7 @@ func (m *Monitor) Check(ctx context.Context) error {
 		return nil
 	}
 	failed.Published = s != nil
-	failed.msg = m.secrets.mask(failed.format())
+	failed.msg = m.redactor.Message(failed.format())
 	return failed
 }
 

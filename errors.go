@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/yermakovsa/failnext"
+	"github.com/yermakovsa/failnext-blocklag/internal/redact"
 )
 
 // Every error type here keeps its finished text in msg when Check builds it:
-// the message is masked there and then, so that no error value holds a
+// the message is redacted there and then, so that no error value holds a
 // secret, or anything that could find one. An error built by hand has no
-// msg, and formats its own fields, outside text reduced to the alphabet.
+// msg, and formats its own fields, outside text in the alphabet.
 
 // ProbeError reports why one provider's probe failed, in a [*CheckError].
 //
@@ -46,14 +47,14 @@ func (e *ProbeError) Error() string {
 	}
 	reason := ""
 	if e.Err != nil {
-		reason = reduce(e.Err.Error())
+		reason = redact.Alphabet(e.Err.Error())
 	}
 	return e.format(reason)
 }
 
 // format writes the message around the text of Err.
 func (e *ProbeError) format(errText string) string {
-	return `blocklag: endpoint "` + reduce(string(e.Endpoint)) + `": ` + errText
+	return `blocklag: endpoint "` + redact.Alphabet(string(e.Endpoint)) + `": ` + errText
 }
 
 // Unwrap returns Err.
@@ -188,7 +189,7 @@ func (e *RPCError) Error() string {
 }
 
 func (e *RPCError) format() string {
-	return "RPC error " + strconv.Itoa(e.Code) + `: "` + reduce(e.Message) + `"`
+	return "RPC error " + strconv.Itoa(e.Code) + `: "` + redact.Alphabet(e.Message) + `"`
 }
 
 // ErrorCode returns Code, as go-ethereum's rpc.Error interface asks.
@@ -221,9 +222,9 @@ func (e *ChainIDError) format() string {
 var ErrBadAnswer = errors.New("bad answer")
 
 // badAnswer returns the failure of an answer that breaks a rule, in the
-// words that format and args give, masked.
-func badAnswer(s *matcher, format string, args ...any) error {
-	return &badAnswerError{msg: s.mask(fmt.Sprintf(format, args...))}
+// words that format and args give, redacted.
+func badAnswer(r *redact.Redactor, format string, args ...any) error {
+	return &badAnswerError{msg: r.Message(fmt.Sprintf(format, args...))}
 }
 
 // badAnswerError is an answer that broke a rule.
@@ -235,9 +236,9 @@ func (e *badAnswerError) Error() string { return e.msg }
 func (e *badAnswerError) Is(target error) bool { return target == ErrBadAnswer }
 
 // annotate returns err after a few words that say what failed, the message
-// masked whole: the two together may show what neither shows alone.
-func annotate(words string, err error, s *matcher) error {
-	return &annotatedError{msg: s.mask(words + ": " + err.Error()), err: err}
+// redacted whole: the two together may show what neither shows alone.
+func annotate(words string, err error, r *redact.Redactor) error {
+	return &annotatedError{msg: r.Message(words + ": " + err.Error()), err: err}
 }
 
 // annotatedError is an error that annotate made.
@@ -248,3 +249,33 @@ type annotatedError struct {
 
 func (e *annotatedError) Error() string { return e.msg }
 func (e *annotatedError) Unwrap() error { return e.err }
+
+// transportError turns an error from Config.Base, or from reading a body,
+// into one safe to show that stays as it is: err's text is read once, as
+// outside text, and the result unwraps only to stand-ins, never to err.
+func transportError(err error, r *redact.Redactor) error {
+	text := r.Outside(errorText(err), redact.ErrorLimit)
+	// Redacted again with its quotes, which may complete a secret that
+	// begins or ends with a quote.
+	return &redactedError{msg: r.Message(`"` + text + `"`), inner: standIns(err)}
+}
+
+// errorText returns err's text, or what fmt prints for err when its Error
+// method panics, as one of a typed nil pointer may.
+func errorText(err error) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = fmt.Sprint(err)
+		}
+	}()
+	return err.Error()
+}
+
+// redactedError is an error reduced to its redacted text and its stand-ins.
+type redactedError struct {
+	msg   string
+	inner []error
+}
+
+func (e *redactedError) Error() string   { return e.msg }
+func (e *redactedError) Unwrap() []error { return e.inner }

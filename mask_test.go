@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yermakovsa/failnext-blocklag/internal/redact"
 )
 
 // infuraKey is a made-up key of Infura's shape.
@@ -182,7 +184,7 @@ func TestNoErrorValueHoldsASecret(t *testing.T) {
 
 // secretWalker follows every pointer, interface, slice, map and field of a
 // value, exported or not, and fails t on any string that holds a piece of a
-// key, or any *matcher.
+// key, or any *redact.Redactor, which could find one.
 type secretWalker struct {
 	t       *testing.T
 	pieces  []string
@@ -192,8 +194,8 @@ type secretWalker struct {
 
 func (w *secretWalker) walk(path string, v reflect.Value) {
 	w.t.Helper()
-	if v.Type() == reflect.TypeOf(&matcher{}) && !v.IsNil() {
-		w.t.Errorf("%s leads to the matcher", path)
+	if v.Type() == reflect.TypeOf(&redact.Redactor{}) && !v.IsNil() {
+		w.t.Errorf("%s leads to the Redactor", path)
 	}
 	switch v.Kind() {
 	case reflect.String:

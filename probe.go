@@ -77,11 +77,11 @@ func (e *outOfCheckTime) Error() string {
 func (m *Monitor) confirmChain(ctx context.Context, ep endpoint) error {
 	id, err := m.requestQuantity(ctx, ep, chainIDRequest)
 	if err != nil {
-		return annotate("chain ID request", err, m.secrets)
+		return annotate("chain ID request", err, m.redactor)
 	}
 	if id != m.chainID {
 		wrong := &ChainIDError{Got: id, Want: m.chainID}
-		wrong.msg = m.secrets.mask(wrong.format())
+		wrong.msg = m.redactor.Message(wrong.format())
 		return wrong
 	}
 	return nil
@@ -131,7 +131,7 @@ func (m *Monitor) requestQuantity(ctx context.Context, ep endpoint, request stri
 	if err != nil {
 		return 0, err
 	}
-	return parseQuantity(body, m.secrets)
+	return parseQuantity(body, m.redactor)
 }
 
 // closeWhenDone closes body once ctx ends, whatever the body does (net/http
@@ -171,7 +171,7 @@ func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, er
 		if n > resp.ContentLength {
 			// Only a custom Base can hand over more than it stated:
 			// http.Transport stops at the length.
-			return nil, badAnswer(m.secrets, "answer longer than its Content-Length of %d bytes",
+			return nil, badAnswer(m.redactor, "answer longer than its Content-Length of %d bytes",
 				resp.ContentLength)
 		}
 		err = io.ErrUnexpectedEOF // a cut connection, as net/http itself reports one
@@ -194,9 +194,9 @@ func (m *Monitor) statusError(resp *http.Response, body []byte) *StatusError {
 	se := &StatusError{
 		StatusCode: resp.StatusCode,
 		RetryAfter: retryAfter(resp.Header, m.now),
-		RPC:        errorObject(body, m.secrets),
+		RPC:        errorObject(body, m.redactor),
 	}
-	se.msg = m.secrets.mask(se.format())
+	se.msg = m.redactor.Message(se.format())
 	return se
 }
 
@@ -239,15 +239,15 @@ func statesLength(resp *http.Response) bool {
 func (m *Monitor) transportFailure(ctx context.Context, doing string, err error) error {
 	cause := context.Cause(ctx)
 	if late, ok := cause.(*outOfCheckTime); ok {
-		return annotate(late.Error(), context.DeadlineExceeded, m.secrets)
+		return annotate(late.Error(), context.DeadlineExceeded, m.redactor)
 	}
 	if cause == errProbeTimeout {
 		words := fmt.Sprintf("timed out after %v", m.probeTimeout)
-		return annotate(words, context.DeadlineExceeded, m.secrets)
+		return annotate(words, context.DeadlineExceeded, m.redactor)
 	}
-	err = transportError(err, m.secrets)
+	err = transportError(err, m.redactor)
 	if doing != "" {
-		err = annotate(doing, err, m.secrets)
+		err = annotate(doing, err, m.redactor)
 	}
 	return err
 }

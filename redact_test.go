@@ -14,6 +14,7 @@ func TestRedactShowsAReadsErrorAsAProbeShowsATransportError(t *testing.T) {
 	keyed := mustNew(t, Config{Endpoints: named(
 		"infura", "https://mainnet.infura.io/v3/"+infuraKey,
 		"node", "http://rpcuser:hunter2hunter2@node.example:8545/",
+		"escaped", "http://admin:c0ffee%40Home99@escaped.example/",
 	)})
 	long := strings.Repeat("x", 400)
 	for _, tt := range []struct {
@@ -39,6 +40,10 @@ func TestRedactShowsAReadsErrorAsAProbeShowsATransportError(t *testing.T) {
 			monitor: keyed,
 			text:    long,
 			want:    long[:300] + "..."},
+		{name: "a password holding an escape is redacted after a stray percent sign",
+			monitor: keyed,
+			text:    "password %c0ffee%40Home99 rejected",
+			want:    "password %[redacted] rejected"},
 		{name: "a nil Monitor reduces the text and masks nothing",
 			monitor: nil,
 			text:    "key " + infuraKey + " <b>",
@@ -74,5 +79,30 @@ func TestRedactKeepsOnlyTheStandardErrorsOfTheChain(t *testing.T) {
 	assertShowsNone(t, redacted, infuraKey[:8], infuraKey[20:28])
 	if m.Redact(nil) != nil {
 		t.Error("Redact(nil) is not nil")
+	}
+}
+
+// panicking is an error whose methods panic on a nil pointer, as a typed
+// nil pointer's often do.
+type panicking struct{ text string }
+
+func (e *panicking) Error() string { return e.text }
+
+func (e *panicking) Is(target error) bool { return e.text == target.Error() }
+
+// An error whose Error method panics is redacted as fmt prints it, and one
+// whose chain holds such an error keeps the stand-ins found before it.
+func TestRedactSurvivesAnErrorWhoseMethodsPanic(t *testing.T) {
+	m := mustNew(t, Config{Endpoints: named("infura", "https://mainnet.infura.io/v3/"+infuraKey)})
+	var typedNil *panicking
+	got := m.Redact(typedNil)
+	// fmt prints "<nil>", whose brackets are outside the alphabet.
+	if got == nil || got.Error() != "?nil?" {
+		t.Errorf("Redact(a typed nil pointer) = %v, want what fmt prints in the alphabet", got)
+	}
+	wrapped := fmt.Errorf("read: %w", errors.Join(context.DeadlineExceeded, typedNil))
+	got = m.Redact(wrapped)
+	if !errors.Is(got, context.DeadlineExceeded) {
+		t.Errorf("Redact(%v) does not match context.DeadlineExceeded, found before the panic", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yermakovsa/failnext"
+	"github.com/yermakovsa/failnext-blocklag/internal/redact"
 )
 
 // Status is the snapshot that Eligible answers from, for logs and status
@@ -147,7 +148,7 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 		reason := e.Reason()
 		msg := e.Err.Error()
 		if _, ok := e.Err.(*ProbeError); !ok {
-			msg = reduce(msg) // the error of a Status built by hand is outside text
+			msg = redact.Alphabet(msg) // the error of a Status built by hand is outside text
 		}
 		out.Reason = &reason
 		out.Error = &msg

@@ -7,29 +7,6 @@ import (
 	"os"
 )
 
-// transportError turns an error from Config.Base, or from reading a body, into
-// one safe to show that stays as it is: err's text is read once, as outside
-// text, and the result unwraps only to standIns, never to err.
-func transportError(err error, s *matcher) error {
-	text := s.maskAndClip(err.Error(), maxTransportText)
-	// Masked again with its quotes, which may complete a secret that begins
-	// or ends with a quote.
-	return &redactedError{msg: s.mask(`"` + text + `"`), inner: standIns(err)}
-}
-
-// maxTransportText is how many bytes a message gives a transport error's text:
-// net/http's explanation comes before any answer bytes it cites.
-const maxTransportText = 300
-
-// redactedError is a transport error reduced to its shown text and its stand-ins.
-type redactedError struct {
-	msg   string
-	inner []error
-}
-
-func (e *redactedError) Error() string   { return e.msg }
-func (e *redactedError) Unwrap() []error { return e.inner }
-
 // maxChain bounds the walk of a transport error's chain, in errors looked at
 // and errors waiting, so that one unwrapping to itself, to an endless chain or
 // to a hundred thousand errors costs no more than a real one.
@@ -37,8 +14,9 @@ const maxChain = 64
 
 // standIns returns, in values that keep nothing of err, what errors.Is and
 // errors.As may ask of it: each sentinel its chain matches, its first
-// syscall.Errno, and whether its first net.Error is a timeout.
-func standIns(err error) []error {
+// syscall.Errno, and whether its first net.Error is a timeout. A method of
+// the chain that panics ends the walk, and what it found before stands.
+func standIns(err error) (found []error) {
 	sentinels := []error{
 		context.Canceled,
 		context.DeadlineExceeded,
@@ -46,9 +24,17 @@ func standIns(err error) []error {
 		io.ErrUnexpectedEOF,
 		io.EOF,
 	}
-	var found []error
-	var errno error
-	var ne net.Error
+	var errno error  // the first syscall.Errno, or nil
+	var netErr error // a netError for the first net.Error, or nil
+	defer func() {
+		recover()
+		if errno != nil {
+			found = append(found, errno)
+		}
+		if netErr != nil {
+			found = append(found, netErr)
+		}
+	}()
 	pending := []error{err} // a stack: the next error to look at is last
 	for seen := 0; len(pending) > 0 && seen < maxChain; seen++ {
 		e := pending[len(pending)-1]
@@ -65,8 +51,10 @@ func standIns(err error) []error {
 		if errno == nil {
 			errno = errnoOf(e)
 		}
-		if ne == nil {
-			ne, _ = asItself[net.Error](e)
+		if netErr == nil {
+			if ne, ok := asItself[net.Error](e); ok {
+				netErr = netError{timeout: ne.Timeout()}
+			}
 		}
 		switch u := e.(type) {
 		case interface{ Unwrap() error }:
@@ -78,12 +66,6 @@ func standIns(err error) []error {
 				pending = append(pending, inner[i])
 			}
 		}
-	}
-	if errno != nil {
-		found = append(found, errno)
-	}
-	if ne != nil {
-		found = append(found, netError{timeout: ne.Timeout()})
 	}
 	return found
 }
@@ -105,7 +87,8 @@ func asItself[T any](e error) (T, bool) {
 	if as, ok := e.(interface{ As(any) bool }); ok && as.As(&t) {
 		return t, true
 	}
-	return *new(T), false
+	var zero T
+	return zero, false
 }
 
 // netError stands in for a net.Error from a transport error's chain, keeping
