@@ -7,7 +7,11 @@
 // blocks below the reference. [Monitor.Eligible] answers from the verdicts
 // that the last Check published, and plugs into failnext as it is:
 //
-//	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, Eligible: monitor.Eligible})
+//	transport, err := failnext.New(failnext.Config{Endpoints: endpoints,
+//		Eligible: monitor.Eligible, Base: blocklag.OwnCredentials(nil)})
+//
+// Without [OwnCredentials], a provider's password could reach the next
+// provider when the first fails over.
 //
 // Until a Check publishes, every provider is eligible. [Monitor.Status]
 // shows what the verdicts rest on, and [Monitor.Stats] what every Check did.
@@ -17,7 +21,8 @@
 // A probe POSTs {"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}
 // through [Config.Base] to the URL exactly as configured, with Content-Type
 // and Accept application/json, Accept-Encoding identity, a User-Agent of
-// failnext-blocklag and Basic auth from the URL's user name and password.
+// failnext-blocklag (failnext-blocklag/v0.1.0 when the build records the
+// module's version) and Basic auth from the URL's user name and password.
 // With [Config.ChainID] set, it also asks eth_chainId until the provider
 // confirms the chain. The answer must have status 200, at most 4096 bytes
 // (as many as its Content-Length says) and one JSON object with "jsonrpc"
@@ -74,17 +79,18 @@ type Monitor struct {
 // an error that names the endpoint at fault and says what to change; of a
 // URL it shows no more than the scheme.
 func New(cfg Config) (*Monitor, error) {
+	urls := make([]string, len(cfg.Endpoints))
+	for i, ep := range cfg.Endpoints {
+		urls[i] = ep.URL
+	}
+	redactor := redact.New(urls)
 	eps, err := cfg.validate()
 	if err != nil {
-		return nil, err
-	}
-	urls := make([]string, len(eps))
-	for i, ep := range eps {
-		urls[i] = ep.url
+		return nil, errors.New(redactor.Message(err.Error()))
 	}
 	m := &Monitor{
 		endpoints:    eps,
-		redactor:     redact.New(urls),
+		redactor:     redactor,
 		rules:        rules{maxLag: cfg.MaxLag, maxAhead: cfg.MaxAhead, quorum: cfg.Quorum},
 		probeTimeout: cfg.ProbeTimeout,
 		chainID:      cfg.ChainID,
@@ -105,7 +111,9 @@ var errNotNew = errors.New("blocklag: Monitor was not made by New")
 
 // Check probes every provider at once and, once all probes have ended:
 //
-//   - ctx is done: it publishes nothing and returns ctx's error, wrapped;
+//   - ctx is done: it publishes nothing and returns an error that matches
+//     ctx's error with [errors.Is]: ctx.Err() itself when ctx ended before
+//     the probes began, wrapped when it ended while they ran;
 //   - every probe failed: it publishes nothing; a *CheckError holds them all;
 //   - some failed: it publishes, those ineligible; a *CheckError holds theirs;
 //   - none failed: it publishes and returns nil.

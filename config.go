@@ -17,21 +17,19 @@ import (
 type Config struct {
 	Endpoints []failnext.Endpoint // the list given to failnext.Config; New copies it
 	MaxLag    uint64              // how many blocks below the reference an eligible provider may be
-	// Base sends the probes; nil means [http.DefaultTransport]. It must send
-	// each probe to its URL and end it with its context, and not be failnext,
-	// which would measure another provider. Clone http.DefaultTransport.
+	// Base sends the probes; nil means [http.DefaultTransport], and a clone of it is the one to start
+	// from. It must send each probe to its URL and end it with its context, and not be failnext.
 	Base http.RoundTripper
-	// ProbeTimeout bounds each probe. A probe that runs out fails as a
-	// timeout, and the other probes' results stand.
+	// ProbeTimeout bounds each probe. A probe that runs out fails as a timeout, and the other
+	// probes' results stand.
 	ProbeTimeout time.Duration
-	// Quorum, above one, makes the reference the Quorum-th highest height,
-	// or the lowest when fewer probes succeed, so that one provider far
-	// ahead cannot make the others ineligible. That provider stays eligible
-	// unless MaxAhead leaves it out.
+	// Quorum, above one, makes the reference the Quorum-th highest height, or the lowest when fewer
+	// probes succeed, so that one provider far ahead cannot make the others ineligible. That provider
+	// stays eligible unless MaxAhead leaves it out; ChainID is what keeps out another chain.
 	Quorum   int
 	MaxAhead uint64 // with Quorum above one, how far above the reference an eligible provider may be
-	// ChainID is the chain every provider must serve (1 is Ethereum mainnet):
-	// a height counts once its provider has answered eth_chainId with it.
+	// ChainID is the chain every provider must serve (1 is Ethereum mainnet): a height counts once
+	// its provider has answered eth_chainId with it.
 	ChainID uint64
 }
 
@@ -58,7 +56,8 @@ func (cfg *Config) validate() ([]endpoint, error) {
 	eps := make([]endpoint, len(cfg.Endpoints))
 	seen := make(map[failnext.EndpointID]int, len(cfg.Endpoints))
 	for i, ep := range cfg.Endpoints {
-		switch first, dup := seen[ep.ID]; {
+		first, dup := seen[ep.ID]
+		switch {
 		case ep.ID == "":
 			return nil, fmt.Errorf("blocklag: endpoint %d: empty ID", i)
 		case !printableID(ep.ID):

@@ -10,14 +10,12 @@ import (
 // when it moves to another endpoint, so an Authorization or Referer made
 // from one provider's URL would otherwise reach the next provider.
 //
-// Each attempt goes to base (nil: [http.DefaultTransport]) as a clone of the
-// request without Authorization or Referer under any spelling of their
-// names, with a Header of its own when it had none, with Basic auth from the
-// attempt's URL when it holds a user name or password. Proxy-Authorization
-// stays, and the request it is handed is left as it was. Since failnext
-// replaces the whole destination of every attempt, the application's
-// requests can use a URL that holds no key, such as the first endpoint's
-// scheme and host, so that no error, Referer or trace of its own shows one.
+// Each attempt goes to base (nil: [http.DefaultTransport]) as a clone without
+// Authorization or Referer, under any spelling of their names, and with
+// Basic auth from the user name and password of its own URL. The request it
+// is handed is left as it was. Since failnext replaces the whole destination
+// of every attempt, the application's requests can use a URL without a key,
+// so that no error, Referer or trace of its own shows one.
 func OwnCredentials(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport

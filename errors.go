@@ -20,14 +20,12 @@ import (
 //
 // Its message names the endpoint and says what failed. Text that blocklag
 // did not write (a provider's value or message, a transport error, the ID)
-// is shown byte by byte in printable ASCII without '"', '\', '<', '>' and
-// '&': a '"' as an apostrophe, any other byte as '?'. A provider's value is
-// quoted and clipped to 100 bytes, a transport error to 300, with "..." when
-// cut. No message, field, unwrapped error or form of [Status] shows a secret
-// of any endpoint: its user name, password, "user:password" and its base64,
-// its path but "/", its query, and each path segment or query value of 8
-// bytes with a digit, or of 20. Each shows as "[redacted]", written as
-// configured, percent-decoded or escaped; numeric fields stay exact.
+// is shown in printable ASCII without '"', '\', '<', '>' and '&': a '"' as an
+// apostrophe, any other byte as '?'. A provider's value is clipped to 100
+// bytes and a transport error to 300, with "..." when cut. No message,
+// field, unwrapped error or form of [Status] shows a secret of any endpoint,
+// however it is escaped: its user name and password, its path and query and
+// each part of them that looks like a key show as "[redacted]".
 type ProbeError struct {
 	Endpoint failnext.EndpointID // the provider whose probe failed
 	// Err wraps a [*StatusError], [*RPCError], [*ChainIDError] or
@@ -171,8 +169,8 @@ func (e *StatusError) Unwrap() error {
 // RPCError reports that a provider answered with a JSON-RPC error object.
 type RPCError struct {
 	Code int
-	// Message is the provider's message as a ProbeError shows it: reduced,
-	// masked and clipped. It is empty when the object had none.
+	// Message is the provider's message as a ProbeError shows it, redacted
+	// and clipped. It is empty when the object had none.
 	Message string
 	msg     string // the finished text; "" in one built by hand
 }

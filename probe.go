@@ -160,10 +160,11 @@ func closeWhenDone(ctx context.Context, body io.Closer) (closeNow func()) {
 // (io.ErrUnexpectedEOF) when it is shorter.
 func (m *Monitor) readBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 	within := readerFunc(func(p []byte) (int, error) {
-		if n, err := resp.Body.Read(p); ctx.Err() == nil {
-			return n, err
+		n, err := resp.Body.Read(p)
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
 		}
-		return 0, context.Cause(ctx)
+		return n, err
 	})
 	body, err := io.ReadAll(io.LimitReader(within, maxBody+1))
 	n := int64(len(body))

@@ -2,15 +2,13 @@ package blocklag
 
 import "github.com/yermakovsa/failnext-blocklag/internal/redact"
 
-// Redact returns err with its text shown as a [ProbeError] shows a transport
-// error: every endpoint's secrets redacted, in the alphabet, clipped to 300
-// bytes. Pass the errors of the application's reads through it before they
-// are logged: a provider may echo its key in an answer, and go-ethereum's
-// errors print the answer's body. The result unwraps only to stand-ins for
-// the standard errors in err's chain, such as [context.DeadlineExceeded].
-// Redact returns nil for nil, and on a Monitor not made by [New] redacts
-// no secret. When err's Error method panics, as a typed nil pointer's may,
-// its text is what fmt prints for it.
+// Redact returns err as a [ProbeError] shows a transport error: its text
+// redacted, in the alphabet and clipped to 300 bytes, unwrapping only to
+// stand-ins for the standard errors of its chain, such as
+// [context.DeadlineExceeded]. Pass a read's error through it before it is
+// logged: go-ethereum's errors quote the provider's answer, which may echo
+// its key. It returns nil for nil, and takes what fmt prints for an error
+// whose Error method panics.
 func (m *Monitor) Redact(err error) error {
 	if err == nil {
 		return nil

@@ -18,9 +18,8 @@ type Status struct {
 	Reference uint64    // the height that lag was measured from
 	MaxLag    uint64    // Config.MaxLag, the rule the verdicts follow
 	MaxAhead  uint64    // Config.MaxAhead, the other rule they follow; 0 when off
-	// Advanced is when the front last moved: the Checked time of the latest
-	// Check whose reference rose with an endpoint at a new high of its own at
-	// or above it, which one climbing back to a failed leader's height does.
+	// Advanced is when the front last moved: the Checked time of the latest Check whose reference
+	// rose with an endpoint at a new high of its own, as one climbing to a failed leader's height.
 	Advanced  time.Time
 	Endpoints []EndpointStatus // one per endpoint, in configured order
 }
@@ -97,10 +96,10 @@ func (s Status) json() statusJSON {
 	return out
 }
 
-// MarshalJSON writes one endpoint as [Status.MarshalJSON] does in its
-// Status. It was probed by a published Check when it has an error or has
-// advanced: a probe that succeeds always counts its first height.
+// MarshalJSON writes one endpoint as [Status.MarshalJSON] does in its Status.
 func (e EndpointStatus) MarshalJSON() ([]byte, error) {
+	// It was probed by a published Check when it has an error or has
+	// advanced: a probe that succeeds always counts its first height.
 	probed := e.Err != nil || !e.Advanced.IsZero()
 	return json.Marshal(e.json(probed))
 }
