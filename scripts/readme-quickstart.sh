@@ -6,7 +6,8 @@
 # example's module (its go.mod and go.sum, with this checkout in place of
 # the published modules), where go-ethereum is. A compile error names the
 # README's own line. It also fails when the fragment is longer than 40
-# lines or not as gofmt writes it. Run from anywhere; it writes nothing
+# lines or not as gofmt writes it, and when Installation's go get of
+# go-ethereum names another version than the example's. Run from anywhere; it writes nothing
 # into the tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,3 +90,10 @@ wrap "//line README.md:$start
 	go vet ./...
 )
 echo "README.md's Quick start builds and passes go vet"
+
+# The go get that Installation names is the go-ethereum the example requires.
+geth=$(cd examples/goethereum && go list -m -f '{{.Version}}' github.com/ethereum/go-ethereum)
+if ! grep -q "go get github.com/ethereum/go-ethereum@$geth\$" README.md; then
+	echo "README.md's Installation does not name go get github.com/ethereum/go-ethereum@$geth"
+	exit 1
+fi
