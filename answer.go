@@ -54,16 +54,16 @@ func parseStrictly(body []byte, r *redact.Redactor) (uint64, error) {
 		return 0, err
 	}
 	if raw := members["jsonrpc"]; !isVersion2(raw) {
-		return 0, badAnswer(r, "jsonrpc member is %s, want the string \"2.0\"", shownValue(raw, r))
+		return 0, badAnswer(r, "jsonrpc member is %s, want the string \"2.0\"", describeValue(raw, r))
 	}
 	if raw := members["id"]; string(raw) != "1" {
-		return 0, badAnswer(r, "answer id is %s, want the number 1", shownValue(raw, r))
+		return 0, badAnswer(r, "answer id is %s, want the number 1", describeValue(raw, r))
 	}
 	if raw, ok := members["error"]; ok && string(raw) != "null" {
 		if e := rpcError(raw, r); e != nil {
 			return 0, e
 		}
-		return 0, badAnswer(r, "RPC error %s", shownValue(raw, r))
+		return 0, badAnswer(r, "RPC error %s", describeValue(raw, r))
 	}
 	raw, ok := members["result"]
 	if !ok {
@@ -71,7 +71,7 @@ func parseStrictly(body []byte, r *redact.Redactor) (uint64, error) {
 	}
 	result, ok := jsonString(raw)
 	if !ok {
-		return 0, badAnswer(r, "result %s is not a string", shownValue(raw, r))
+		return 0, badAnswer(r, "result %s is not a string", describeValue(raw, r))
 	}
 	height, ok := hexQuantity(result)
 	if !ok {
@@ -195,13 +195,13 @@ func isVersion2(raw json.RawMessage) bool {
 	return ok && version == "2.0"
 }
 
-// shownValue shows a JSON value that a provider sent, never in its own
-// syntax, whose optional escapes (\/, \u0061) could spell a secret past the
-// mask: a string decoded from its own bytes, and said to be one; a number,
+// describeValue describes a JSON value that a provider sent, never in its own
+// syntax, whose optional escapes (\/, \u0061) could spell a secret past
+// redaction: a string decoded from its own bytes, and said to be one; a number,
 // true, false or null as written; an object or an array by its kind alone,
 // since writing it again would add escapes of its own. A nil raw is
 // "missing".
-func shownValue(raw json.RawMessage, r *redact.Redactor) string {
+func describeValue(raw json.RawMessage, r *redact.Redactor) string {
 	if raw == nil {
 		return "missing"
 	}

@@ -269,7 +269,7 @@ func errorText(err error) (text string) {
 	return err.Error()
 }
 
-// redactedError is an error reduced to its redacted text and its stand-ins.
+// redactedError is an error kept as its redacted text and its stand-ins.
 type redactedError struct {
 	msg   string
 	inner []error

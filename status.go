@@ -82,7 +82,11 @@ func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.json()) }
 // json is s's JSON form.
 func (s Status) json() statusJSON {
 	published := s.published()
-	out := statusJSON{MaxLag: s.MaxLag, MaxAhead: s.MaxAhead, Endpoints: make([]endpointJSON, len(s.Endpoints))}
+	out := statusJSON{
+		MaxLag:    s.MaxLag,
+		MaxAhead:  s.MaxAhead,
+		Endpoints: make([]endpointJSON, len(s.Endpoints)),
+	}
 	if published {
 		out.Checked = &s.Checked
 		out.Reference = &s.Reference
