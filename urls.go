@@ -10,38 +10,16 @@ import (
 	"strings"
 )
 
-// urlParts are the parts of a URL as written, split as url.Parse splits
-// them but without decoding anything.
-type urlParts struct {
-	userinfo string // before the last '@' of the authority; "" without one
-	hostport string // the host and port, after any userinfo
-	path     string // from the first '/' after the authority up to any '?'
-	query    string // after the first '?', without it
-}
-
-// splitURL splits raw, the text of a URL, into its parts as written. The
-// authority runs from "://" to the first '/' or '?'. A raw without "://" is
-// taken to be all authority.
-func splitURL(raw string) urlParts {
-	_, rest, found := strings.Cut(raw, "://")
-	if !found {
-		rest = raw
-	}
-	end := strings.IndexAny(rest, "/?")
+// splitAuthority returns the authority of raw, the text of a URL that
+// holds "://", as written: from "://" up to the first '/' or '?'; and the
+// rest of raw after it.
+func splitAuthority(raw string) (string, string) {
+	_, after, _ := strings.Cut(raw, "://")
+	end := strings.IndexAny(after, "/?")
 	if end < 0 {
-		end = len(rest)
+		return after, ""
 	}
-	authority := rest[:end]
-	path, query, _ := strings.Cut(rest[end:], "?")
-	var parts urlParts
-	parts.path = path
-	parts.query = query
-	parts.hostport = authority
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		parts.userinfo = authority[:at]
-		parts.hostport = authority[at+1:]
-	}
-	return parts
+	return after[:end], after[end:]
 }
 
 // checkURL applies failnext.New's rules to a URL, and a few more that catch
@@ -105,8 +83,13 @@ var isScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`).MatchString
 func parseProblem(raw string, parseErr error) error {
 	var escape url.EscapeError
 	var badHost url.InvalidHostError
-	parts := splitURL(raw)
-	host := parts.hostport
+	authority, _ := splitAuthority(raw)
+	userinfo := ""
+	host := authority
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		userinfo = authority[:at]
+		host = authority[at+1:]
+	}
 	port := ""
 	if colon := strings.LastIndex(host, ":"); colon > strings.LastIndex(host, "]") {
 		port = host[colon+1:]
@@ -118,7 +101,7 @@ func parseProblem(raw string, parseErr error) error {
 	case errors.As(parseErr, &escape):
 		return errors.New("URL holds an invalid percent-escape: each '%' must be followed by " +
 			"two hex digits (write a literal '%' as %25), and a host name takes none")
-	case !validUserinfo(parts.userinfo):
+	case !validUserinfo(userinfo):
 		return errors.New("URL user name or password holds a character that must be percent-escaped")
 	case strings.ContainsFunc(port, func(r rune) bool { return r < '0' || r > '9' }):
 		return errBadPort(raw)
@@ -135,8 +118,8 @@ func parseProblem(raw string, parseErr error) error {
 // errBadPort says that the port of raw is not a number. With an '@' after
 // the host, the "port" is likely a password that holds '/' or '?'.
 func errBadPort(raw string) error {
-	parts := splitURL(raw)
-	if strings.Contains(parts.path+parts.query, "@") {
+	_, rest := splitAuthority(raw)
+	if strings.Contains(rest, "@") {
 		return errors.New("URL port is not a number from 1 to 65535; " +
 			"if the user name or password holds '/' or '?', write it as %2F or %3F")
 	}
