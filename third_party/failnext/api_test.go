@@ -16,8 +16,13 @@ import (
 // the normalised form that exportedAPI produces. The stand-in exports
 // exactly these: none missing, nothing else, no signature changed.
 var realAPI = map[string]bool{
-	"const EventAttempt": true, "const EventCooldownSkip": true, "const EventReplayError": true,
-	"const EventResult": true, "const PermissionAllow": true, "const PermissionDefer": true, "const PermissionDeny": true,
+	"const EventAttempt":                                                      true,
+	"const EventCooldownSkip":                                                 true,
+	"const EventReplayError":                                                  true,
+	"const EventResult":                                                       true,
+	"const PermissionAllow":                                                   true,
+	"const PermissionDefer":                                                   true,
+	"const PermissionDeny":                                                    true,
 	"field AttemptError.Endpoint EndpointID":                                  true,
 	"field AttemptError.Err error":                                            true,
 	"field Config.AdditionalTriggerStatusCodes []int":                         true,
@@ -46,10 +51,18 @@ var realAPI = map[string]bool{
 	"func WithFailoverAllowed(context.Context) context.Context":               true,
 	"func WithFailoverDenied(context.Context) context.Context":                true,
 	"func WithPreferredEndpoint(context.Context, EndpointID) context.Context": true,
-	"type AttemptError struct":                                                true, "type Config struct": true, "type CooldownConfig struct": true,
-	"type Endpoint struct": true, "type EndpointID string": true, "type Event struct": true,
-	"type EventKind uint8": true, "type FailoverError struct": true, "type Permission uint8": true,
-	"type Transport struct": true, "var ErrNoUsableEndpoint": true, "var ErrUnknownEndpoint": true,
+	"type AttemptError struct":                                                true,
+	"type Config struct":                                                      true,
+	"type CooldownConfig struct":                                              true,
+	"type Endpoint struct":                                                    true,
+	"type EndpointID string":                                                  true,
+	"type Event struct":                                                       true,
+	"type EventKind uint8":                                                    true,
+	"type FailoverError struct":                                               true,
+	"type Permission uint8":                                                   true,
+	"type Transport struct":                                                   true,
+	"var ErrNoUsableEndpoint":                                                 true,
+	"var ErrUnknownEndpoint":                                                  true,
 }
 
 // exportedAPI lists the package's exported declarations, one line each,
@@ -99,7 +112,8 @@ func exportedAPI(t *testing.T) []string {
 				if len(results) > 1 {
 					res = "(" + res + ")"
 				}
-				out = append(out, strings.TrimSpace("func "+recv+d.Name.Name+"("+strings.Join(list(d.Type.Params), ", ")+") "+res))
+				params := strings.Join(list(d.Type.Params), ", ")
+				out = append(out, strings.TrimSpace("func "+recv+d.Name.Name+"("+params+") "+res))
 			case *ast.GenDecl:
 				for _, spec := range d.Specs {
 					switch s := spec.(type) {
@@ -121,9 +135,10 @@ func exportedAPI(t *testing.T) []string {
 							}
 						}
 					case *ast.ValueSpec:
+						keyword := map[token.Token]string{token.VAR: "var ", token.CONST: "const "}[d.Tok]
 						for _, n := range s.Names {
 							if n.IsExported() {
-								out = append(out, map[token.Token]string{token.VAR: "var ", token.CONST: "const "}[d.Tok]+n.Name)
+								out = append(out, keyword+n.Name)
 							}
 						}
 					}

@@ -176,7 +176,8 @@ func checkCooldown(c CooldownConfig) (cooldownSettings, error) {
 	case c.Duration < 0:
 		return cooldownSettings{}, fmt.Errorf("failnext: invalid Cooldown.Duration %s", c.Duration)
 	case c.Disabled && (c.Threshold != 0 || c.Duration != 0):
-		return cooldownSettings{}, errors.New("failnext: invalid Cooldown: Disabled cannot be combined with Threshold or Duration")
+		return cooldownSettings{}, errors.New("failnext: invalid Cooldown: " +
+			"Disabled cannot be combined with Threshold or Duration")
 	case c.Disabled:
 		return cooldownSettings{}, nil
 	}

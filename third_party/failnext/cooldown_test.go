@@ -31,7 +31,11 @@ func TestTheDefaultCooldown(t *testing.T) {
 	})
 	t.Run("after the third the endpoint is skipped", func(t *testing.T) {
 		request(t, "b")
-		checkEvents(t, rec.take(), []Event{skipEvent("a"), attemptEvent("b", 1, 200, nil), resultEvent("b", 200)})
+		checkEvents(t, rec.take(), []Event{
+			skipEvent("a"),
+			attemptEvent("b", 1, 200, nil),
+			resultEvent("b", 200),
+		})
 	})
 	t.Run("it is still skipped just before 30 seconds have passed", func(t *testing.T) {
 		clock.advance(30*time.Second - time.Nanosecond)
@@ -51,7 +55,12 @@ func TestTheDefaultCooldown(t *testing.T) {
 func TestTheThresholdTwoExample(t *testing.T) {
 	rec := &recorder{}
 	base := inOrder(t, status(503), status(429), status(503), status(503))
-	tr, _ := build(t, Config{Endpoints: endpoints("a"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 2}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Threshold: 2},
+	})
 	for i := range 4 {
 		if err := get(t, tr, t.Context()); err != nil {
 			t.Fatalf("request %d: %v", i+1, err)
@@ -156,7 +165,11 @@ func TestAnAttemptIsNotRecordedWhenTheContextEndsWithIt(t *testing.T) {
 				}
 				return nil, errors.New("down")
 			}, status(200))
-			tr, _ := build(t, Config{Endpoints: endpoints("a"), Base: base, Cooldown: CooldownConfig{Threshold: 1}})
+			tr, _ := build(t, Config{
+				Endpoints: endpoints("a"),
+				Base:      base,
+				Cooldown:  CooldownConfig{Threshold: 1},
+			})
 			get(t, tr, ctx)
 			cooling := get(t, tr, context.Background()) == ErrNoUsableEndpoint
 			if cooling == cancelFirst {
@@ -172,7 +185,11 @@ func TestCooldownLastsFromTheMomentTheFailureIsRecorded(t *testing.T) {
 		clock.advance(10 * time.Second) // the attempt takes 10 s
 		return nil, errors.New("down")
 	}})
-	tr, clock := build(t, Config{Endpoints: endpoints("a"), Base: base, Cooldown: CooldownConfig{Threshold: 1, Duration: 30 * time.Second}})
+	tr, clock := build(t, Config{
+		Endpoints: endpoints("a"),
+		Base:      base,
+		Cooldown:  CooldownConfig{Threshold: 1, Duration: 30 * time.Second},
+	})
 	get(t, tr, t.Context())
 	clock.advance(30*time.Second - time.Nanosecond)
 	if err := get(t, tr, t.Context()); err != ErrNoUsableEndpoint {
@@ -202,7 +219,11 @@ func TestOutcomesDuringCooldownAreIgnored(t *testing.T) {
 		}
 		return nil, errors.New("down")
 	})
-	tr, clock := build(t, Config{Endpoints: endpoints("a"), Base: base, Cooldown: CooldownConfig{Threshold: 2, Duration: 30 * time.Second}})
+	tr, clock := build(t, Config{
+		Endpoints: endpoints("a"),
+		Base:      base,
+		Cooldown:  CooldownConfig{Threshold: 2, Duration: 30 * time.Second},
+	})
 	start := func(name string) *held {
 		h := &held{entered: make(chan struct{}), release: make(chan reply), done: make(chan error, 1)}
 		holds[name] = h
@@ -256,7 +277,12 @@ func TestOutcomesDuringCooldownAreIgnored(t *testing.T) {
 func TestEveryCandidateCoolingAtTheStart(t *testing.T) {
 	rec := &recorder{}
 	base := perEndpoint(t, map[EndpointID]reply{"a": fail("a down"), "b": status(503), "c": status(502)})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b", "c"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Threshold: 1},
+	})
 	get(t, tr, t.Context())
 	base.take()
 	rec.take()
@@ -271,7 +297,12 @@ func TestEveryCandidateCoolingAtTheStart(t *testing.T) {
 	if !body.closed.Load() {
 		t.Error("the request body was not closed")
 	}
-	checkEvents(t, rec.take(), []Event{skipEvent("a"), skipEvent("b"), skipEvent("c"), failedResultEvent(ErrNoUsableEndpoint)})
+	checkEvents(t, rec.take(), []Event{
+		skipEvent("a"),
+		skipEvent("b"),
+		skipEvent("c"),
+		failedResultEvent(ErrNoUsableEndpoint),
+	})
 }
 
 func TestEveryRemainingCandidateCoolingAtFailover(t *testing.T) {
@@ -281,7 +312,12 @@ func TestEveryRemainingCandidateCoolingAtFailover(t *testing.T) {
 		t.Helper()
 		rec := &recorder{}
 		base := perEndpoint(t, map[EndpointID]reply{"a": first, "b": fail("b down"), "c": fail("c down")})
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b", "c"),
+			Base:      base,
+			OnEvent:   rec.onEvent,
+			Cooldown:  CooldownConfig{Threshold: 1},
+		})
 		for _, id := range []EndpointID{"b", "c"} {
 			get(t, tr, WithFailoverDenied(WithPreferredEndpoint(t.Context(), id)))
 		}
@@ -302,17 +338,28 @@ func TestEveryRemainingCandidateCoolingAtFailover(t *testing.T) {
 		if got := base.take(); got != "a" {
 			t.Errorf("tried %s, want a alone", got)
 		}
-		checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 503, nil), skipEvent("b"), skipEvent("c"), resultEvent("a", 503)})
+		checkEvents(t, rec.take(), []Event{
+			attemptEvent("a", 1, 503, nil),
+			skipEvent("b"),
+			skipEvent("c"),
+			resultEvent("a", 503),
+		})
 	})
 	t.Run("without a kept response the last attempt's cause is returned", func(t *testing.T) {
 		down := errors.New("a down")
 		tr, rec, _ := setup(t, failWith(down))
 		_, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 		var fe *FailoverError
-		if !errors.As(err, &fe) || fe.Unwrap() != down || len(fe.Attempts) != 1 || fe.Attempts[0] != (AttemptError{Endpoint: "a", Err: down}) {
+		if !errors.As(err, &fe) || fe.Unwrap() != down || len(fe.Attempts) != 1 ||
+			fe.Attempts[0] != (AttemptError{Endpoint: "a", Err: down}) {
 			t.Fatalf("err = %v, want a *FailoverError with a's attempt alone", err)
 		}
-		checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 0, down), skipEvent("b"), skipEvent("c"), failedResultEvent(err)})
+		checkEvents(t, rec.take(), []Event{
+			attemptEvent("a", 1, 0, down),
+			skipEvent("b"),
+			skipEvent("c"),
+			failedResultEvent(err),
+		})
 	})
 }
 
@@ -328,13 +375,19 @@ func TestCooldownIsCheckedOnlyForCandidatesAboutToBeTried(t *testing.T) {
 		{"a request that may not fail over checks no other", "POST", status(503),
 			[]Event{attemptEvent("a", 1, 503, nil), resultEvent("a", 503)}},
 		{"a request that fails over checks the next", "GET", status(503),
-			[]Event{attemptEvent("a", 1, 503, nil), skipEvent("b"), attemptEvent("c", 2, 200, nil), resultEvent("c", 200)}},
+			[]Event{attemptEvent("a", 1, 503, nil), skipEvent("b"),
+				attemptEvent("c", 2, 200, nil), resultEvent("c", 200)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
 			base := perEndpoint(t, map[EndpointID]reply{"a": tt.first, "b": fail("b down"), "c": status(200)})
-			tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+			tr, _ := build(t, Config{
+				Endpoints: endpoints("a", "b", "c"),
+				Base:      base,
+				OnEvent:   rec.onEvent,
+				Cooldown:  CooldownConfig{Threshold: 1},
+			})
 			get(t, tr, WithFailoverDenied(WithPreferredEndpoint(t.Context(), "b")))
 			rec.take()
 			resp, err := tr.RoundTrip(newRequest(t, t.Context(), tt.method, nil))
@@ -351,21 +404,35 @@ func TestEndpointsEligibleRejectsAreNotCheckedForCooldown(t *testing.T) {
 	rec := &recorder{}
 	rejectB := false
 	base := perEndpoint(t, map[EndpointID]reply{"a": fail("a down"), "b": fail("b down"), "c": status(200)})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent,
-		Cooldown: CooldownConfig{Threshold: 1}, Eligible: func(id EndpointID) bool { return !(rejectB && id == "b") }})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b", "c"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Threshold: 1},
+		Eligible:  func(id EndpointID) bool { return !(rejectB && id == "b") },
+	})
 	get(t, tr, WithFailoverDenied(WithPreferredEndpoint(t.Context(), "b")))
 	rec.take()
 	rejectB = true
 	if err := get(t, tr, t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 0, errText("a down")), attemptEvent("c", 2, 200, nil), resultEvent("c", 200)})
+	checkEvents(t, rec.take(), []Event{
+		attemptEvent("a", 1, 0, errText("a down")),
+		attemptEvent("c", 2, 200, nil),
+		resultEvent("c", 200),
+	})
 }
 
 func TestDisabledCooldownTracksNothing(t *testing.T) {
 	rec := &recorder{}
 	base := perEndpoint(t, map[EndpointID]reply{"a": fail("a down"), "b": status(503)})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Disabled: true}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Disabled: true},
+	})
 	for range 5 {
 		get(t, tr, t.Context())
 	}
@@ -408,7 +475,12 @@ func TestACandidateThatPassedTheCheckIsTriedEvenIfItCoolsMeanwhile(t *testing.T)
 		return nil, errors.New("down")
 	})
 	rec := &recorder{}
-	tr, _ = build(t, Config{Endpoints: endpoints("a", "b"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+	tr, _ = build(t, Config{
+		Endpoints: endpoints("a", "b"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Threshold: 1},
+	})
 	req := newRequest(t, WithFailoverAllowed(t.Context()), "POST", newBody("x"))
 	req.Header.Set("Role", "main")
 	req.GetBody = func() (io.ReadCloser, error) {
@@ -425,7 +497,8 @@ func TestACandidateThatPassedTheCheckIsTriedEvenIfItCoolsMeanwhile(t *testing.T)
 	resp.Body.Close()
 	checkEvents(t, rec.take(), []Event{
 		attemptEvent("a", 1, 0, errText("down")),
-		attemptEvent("b", 1, 0, errText("down")), failedResultEvent(errText("failnext: failover failed without HTTP response (attempts=1): down")),
+		attemptEvent("b", 1, 0, errText("down")),
+		failedResultEvent(errText("failnext: failover failed without HTTP response (attempts=1): down")),
 		attemptEvent("b", 2, 200, nil), resultEvent("b", 200),
 	})
 }
@@ -435,7 +508,12 @@ func TestAContextEndingAtASkipStopsTheScan(t *testing.T) {
 	defer cancel()
 	rec := &recorder{}
 	base := perEndpoint(t, map[EndpointID]reply{"a": fail("a down"), "b": fail("b down"), "c": status(200)})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b", "c"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Threshold: 1},
+	})
 	get(t, tr, WithFailoverDenied(t.Context())) // a cools down
 	base.take()
 	rec.take()

@@ -20,7 +20,12 @@ func TestEventsOfARequestThatFailsOverTwiceAndOfTheNextOne(t *testing.T) {
 	down := errors.New("a down")
 	b503, b503Body := answer(503)
 	base := perEndpoint(t, map[EndpointID]reply{"a": failWith(down), "b": respond(b503), "c": status(200)})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b", "c"),
+		Base:      base,
+		OnEvent:   rec.onEvent,
+		Cooldown:  CooldownConfig{Threshold: 1},
+	})
 
 	t.Run("the first request reports each attempt, then the result", func(t *testing.T) {
 		if err := get(t, tr, t.Context()); err != nil {
@@ -40,24 +45,32 @@ func TestEventsOfARequestThatFailsOverTwiceAndOfTheNextOne(t *testing.T) {
 		if err := get(t, tr, t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		checkEvents(t, rec.take(), []Event{skipEvent("a"), skipEvent("b"), attemptEvent("c", 1, 200, nil), resultEvent("c", 200)})
+		checkEvents(t, rec.take(), []Event{
+			skipEvent("a"),
+			skipEvent("b"),
+			attemptEvent("c", 1, 200, nil),
+			resultEvent("c", 200),
+		})
 	})
 }
 
 func TestAttemptEventsForAbnormalBaseResults(t *testing.T) {
 	broken := errors.New("broken")
+	nilResponse := errText("failnext: upstream http://a.example/rpc?key=s3cret returned nil response")
 	tests := []struct {
 		name    string
 		outcome reply
 		want    Event
 	}{
-		{"a response with an error is reported as the error alone", func(*http.Request) (*http.Response, error) {
-			resp, _ := answer(200)
-			return resp, broken
-		}, attemptEvent("a", 1, 0, broken)},
-		{"a nil response without error is reported with the upstream's raw URL", func(*http.Request) (*http.Response, error) {
-			return nil, nil
-		}, attemptEvent("a", 1, 0, errText("failnext: upstream http://a.example/rpc?key=s3cret returned nil response"))},
+		{"a response with an error is reported as the error alone",
+			func(*http.Request) (*http.Response, error) {
+				resp, _ := answer(200)
+				return resp, broken
+			}, attemptEvent("a", 1, 0, broken)},
+		{"a nil response without error is reported with the upstream's raw URL",
+			func(*http.Request) (*http.Response, error) {
+				return nil, nil
+			}, attemptEvent("a", 1, 0, nilResponse)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,7 +92,7 @@ func TestOnEventRunsSynchronouslyWithTheRequestContext(t *testing.T) {
 		"a": func(*http.Request) (*http.Response, error) { attempts++; return nil, errors.New("down") },
 		"b": func(*http.Request) (*http.Response, error) { attempts++; r, _ := answer(200); return r, nil },
 	})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base, OnEvent: func(ctx context.Context, ev Event) {
+	onEvent := func(ctx context.Context, ev Event) {
 		if goroutineID() != caller {
 			t.Errorf("event %d ran on another goroutine", ev.Kind)
 		}
@@ -90,7 +103,8 @@ func TestOnEventRunsSynchronouslyWithTheRequestContext(t *testing.T) {
 			t.Errorf("the event for attempt %d arrived after %d Base calls", ev.Attempt, attempts)
 		}
 		got = append(got, "event")
-	}})
+	}
+	tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base, OnEvent: onEvent})
 	if err := get(t, tr, context.WithValue(t.Context(), key{}, "mine")); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +139,12 @@ func TestTheResultEventIsSentOnceAndLast(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
-			tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: perEndpoint(t, tt.replies), Eligible: tt.eligible, OnEvent: rec.onEvent})
+			tr, _ := build(t, Config{
+				Endpoints: endpoints("a", "b"),
+				Base:      perEndpoint(t, tt.replies),
+				Eligible:  tt.eligible,
+				OnEvent:   rec.onEvent,
+			})
 			resp, err := tr.RoundTrip(newRequest(t, tt.ctx, "GET", nil))
 			closeResponse(resp)
 			events := rec.take()
@@ -153,18 +172,30 @@ func TestAReplayError(t *testing.T) {
 	t.Run("a kept trigger response is returned", func(t *testing.T) {
 		rec := &recorder{}
 		kept, keptBody := answer(503)
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, respond(kept)), OnEvent: rec.onEvent})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b"),
+			Base:      inOrder(t, respond(kept)),
+			OnEvent:   rec.onEvent,
+		})
 		req := newRequest(t, WithFailoverAllowed(t.Context()), "POST", newBody("x"))
 		req.GetBody = func() (io.ReadCloser, error) { return nil, gone }
 		resp, err := tr.RoundTrip(req)
 		if err != nil || resp != kept || keptBody.closed.Load() {
 			t.Fatalf("got %v, %v; want the kept 503, open", resp, err)
 		}
-		checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 503, nil), replayEvent("b", gone), resultEvent("a", 503)})
+		checkEvents(t, rec.take(), []Event{
+			attemptEvent("a", 1, 503, nil),
+			replayEvent("b", gone),
+			resultEvent("a", 503),
+		})
 	})
 	t.Run("without one the failover error's cause is the GetBody error", func(t *testing.T) {
 		rec := &recorder{}
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, failWith(down)), OnEvent: rec.onEvent})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b"),
+			Base:      inOrder(t, failWith(down)),
+			OnEvent:   rec.onEvent,
+		})
 		req := newRequest(t, WithFailoverAllowed(t.Context()), "POST", newBody("x"))
 		req.GetBody = func() (io.ReadCloser, error) { return nil, gone }
 		_, err := tr.RoundTrip(req)
@@ -175,10 +206,15 @@ func TestAReplayError(t *testing.T) {
 		if len(fe.Attempts) != 1 || fe.Attempts[0] != (AttemptError{Endpoint: "a", Err: down}) {
 			t.Errorf("Attempts = %+v, want a's attempt alone", fe.Attempts)
 		}
-		if want := "failnext: failover failed without HTTP response (attempts=1): body gone"; err.Error() != want {
+		want := "failnext: failover failed without HTTP response (attempts=1): body gone"
+		if err.Error() != want {
 			t.Errorf("error = %q, want %q", err, want)
 		}
-		checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 0, down), replayEvent("b", gone), failedResultEvent(err)})
+		checkEvents(t, rec.take(), []Event{
+			attemptEvent("a", 1, 0, down),
+			replayEvent("b", gone),
+			failedResultEvent(err),
+		})
 	})
 	t.Run("a context ended by the event wins", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -189,7 +225,11 @@ func TestAReplayError(t *testing.T) {
 			}
 		}}
 		kept, keptBody := answer(503)
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, respond(kept)), OnEvent: rec.onEvent})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b"),
+			Base:      inOrder(t, respond(kept)),
+			OnEvent:   rec.onEvent,
+		})
 		req := newRequest(t, WithFailoverAllowed(ctx), "POST", newBody("x"))
 		req.GetBody = func() (io.ReadCloser, error) { return nil, gone }
 		resp, err := tr.RoundTrip(req)
@@ -199,7 +239,11 @@ func TestAReplayError(t *testing.T) {
 		if !keptBody.closed.Load() {
 			t.Error("the kept response was not closed")
 		}
-		checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 503, nil), replayEvent("b", gone), failedResultEvent(context.Canceled)})
+		checkEvents(t, rec.take(), []Event{
+			attemptEvent("a", 1, 503, nil),
+			replayEvent("b", gone),
+			failedResultEvent(context.Canceled),
+		})
 	})
 	t.Run("a body GetBody returns with its error is closed", func(t *testing.T) {
 		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, failWith(down))})
@@ -216,7 +260,12 @@ func TestAReplayError(t *testing.T) {
 	t.Run("GetBody is called only once the next candidate passed the cooldown check", func(t *testing.T) {
 		rec := &recorder{}
 		base := perEndpoint(t, map[EndpointID]reply{"a": failWith(down), "b": fail("b down")})
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, OnEvent: rec.onEvent, Cooldown: CooldownConfig{Threshold: 1}})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b", "c"),
+			Base:      base,
+			OnEvent:   rec.onEvent,
+			Cooldown:  CooldownConfig{Threshold: 1},
+		})
 		get(t, tr, WithFailoverDenied(WithPreferredEndpoint(t.Context(), "b"))) // b cools down
 		rec.take()
 		var eventsBeforeGetBody int
@@ -227,7 +276,12 @@ func TestAReplayError(t *testing.T) {
 		}
 		tr.RoundTrip(req)
 		events := rec.take()
-		checkEvents(t, events, []Event{attemptEvent("a", 1, 0, down), skipEvent("b"), replayEvent("c", gone), failedResultEvent(events[len(events)-1].Err)})
+		checkEvents(t, events, []Event{
+			attemptEvent("a", 1, 0, down),
+			skipEvent("b"),
+			replayEvent("c", gone),
+			failedResultEvent(events[len(events)-1].Err),
+		})
 		if eventsBeforeGetBody != 2 {
 			t.Errorf("GetBody called after %d events, want 2 (after b was skipped)", eventsBeforeGetBody)
 		}
@@ -259,7 +313,12 @@ func TestAPanicInOnEvent(t *testing.T) {
 
 	t.Run("it propagates and the unsent body is closed", func(t *testing.T) {
 		body := newBody("x")
-		got := run(t, Config{Endpoints: endpoints("a"), Base: inOrder(t), Eligible: func(EndpointID) bool { return false }}, body, kind(EventResult, 0))
+		cfg := Config{
+			Endpoints: endpoints("a"),
+			Base:      inOrder(t),
+			Eligible:  func(EndpointID) bool { return false },
+		}
+		got := run(t, cfg, body, kind(EventResult, 0))
 		if got != (boom{}) {
 			t.Fatalf("recovered %v, want the panic value", got)
 		}
@@ -269,7 +328,8 @@ func TestAPanicInOnEvent(t *testing.T) {
 	})
 	t.Run("the attempt's response is closed", func(t *testing.T) {
 		resp, body := answer(200)
-		if run(t, Config{Endpoints: endpoints("a"), Base: inOrder(t, respond(resp))}, nil, kind(EventAttempt, 1)) == nil {
+		cfg := Config{Endpoints: endpoints("a"), Base: inOrder(t, respond(resp))}
+		if run(t, cfg, nil, kind(EventAttempt, 1)) == nil {
 			t.Fatal("the panic did not propagate")
 		}
 		if !body.closed.Load() {
@@ -278,7 +338,8 @@ func TestAPanicInOnEvent(t *testing.T) {
 	})
 	t.Run("the kept response is closed", func(t *testing.T) {
 		kept, body := answer(503)
-		if run(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, respond(kept), fail("down"))}, nil, kind(EventAttempt, 2)) == nil {
+		cfg := Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, respond(kept), fail("down"))}
+		if run(t, cfg, nil, kind(EventAttempt, 2)) == nil {
 			t.Fatal("the panic did not propagate")
 		}
 		if !body.closed.Load() {
@@ -287,7 +348,8 @@ func TestAPanicInOnEvent(t *testing.T) {
 	})
 	t.Run("the response about to be returned is closed", func(t *testing.T) {
 		resp, body := answer(200)
-		if run(t, Config{Endpoints: endpoints("a"), Base: inOrder(t, respond(resp))}, nil, kind(EventResult, 0)) == nil {
+		cfg := Config{Endpoints: endpoints("a"), Base: inOrder(t, respond(resp))}
+		if run(t, cfg, nil, kind(EventResult, 0)) == nil {
 			t.Fatal("the panic did not propagate")
 		}
 		if !body.closed.Load() {

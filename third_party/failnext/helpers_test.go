@@ -193,7 +193,8 @@ func failedResultEvent(err error) Event { return Event{Kind: EventResult, Err: e
 // sameEvent compares every field. An expected Err matches the identical
 // error, or any error with the same message when it is an errText.
 func sameEvent(got, want Event) bool {
-	if got.Kind != want.Kind || got.Endpoint != want.Endpoint || got.Attempt != want.Attempt || got.StatusCode != want.StatusCode {
+	if got.Kind != want.Kind || got.Endpoint != want.Endpoint ||
+		got.Attempt != want.Attempt || got.StatusCode != want.StatusCode {
 		return false
 	}
 	if text, ok := want.Err.(errText); ok {
@@ -203,10 +204,16 @@ func sameEvent(got, want Event) bool {
 }
 
 func formatEvents(evs []Event) string {
-	names := map[EventKind]string{EventAttempt: "Attempt", EventCooldownSkip: "Skip", EventReplayError: "ReplayError", EventResult: "Result"}
+	names := map[EventKind]string{
+		EventAttempt:      "Attempt",
+		EventCooldownSkip: "Skip",
+		EventReplayError:  "ReplayError",
+		EventResult:       "Result",
+	}
 	var b strings.Builder
 	for _, ev := range evs {
-		fmt.Fprintf(&b, "\n\t%s(endpoint=%q attempt=%d status=%d err=%v)", names[ev.Kind], ev.Endpoint, ev.Attempt, ev.StatusCode, ev.Err)
+		fmt.Fprintf(&b, "\n\t%s(endpoint=%q attempt=%d status=%d err=%v)",
+			names[ev.Kind], ev.Endpoint, ev.Attempt, ev.StatusCode, ev.Err)
 	}
 	return b.String()
 }

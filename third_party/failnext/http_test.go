@@ -40,7 +40,10 @@ func echo(w http.ResponseWriter, r *http.Request) {
 
 func TestOverHTTPAPostFailsOverWithItsBody(t *testing.T) {
 	down, up := newServer(t, unavailable), newServer(t, echo)
-	tr, _ := build(t, Config{Endpoints: []Endpoint{{ID: "down", URL: down.URL + "/x"}, {ID: "up", URL: up.URL + "/y"}}})
+	tr, _ := build(t, Config{Endpoints: []Endpoint{
+		{ID: "down", URL: down.URL + "/x"},
+		{ID: "up", URL: up.URL + "/y"},
+	}})
 	defer tr.CloseIdleConnections()
 	req := newRequest(t, WithFailoverAllowed(t.Context()), "POST", strings.NewReader("payload"))
 	resp, err := (&http.Client{Transport: tr}).Do(req)
@@ -57,7 +60,10 @@ func TestOverHTTPAPostFailsOverWithItsBody(t *testing.T) {
 func TestOverHTTPTheDefaultCooldownSkipsAFailingServer(t *testing.T) {
 	down, up := newServer(t, unavailable), newServer(t, echo)
 	rec := &recorder{}
-	tr, clock := build(t, Config{Endpoints: []Endpoint{{ID: "down", URL: down.URL}, {ID: "up", URL: up.URL}}, OnEvent: rec.onEvent})
+	tr, clock := build(t, Config{
+		Endpoints: []Endpoint{{ID: "down", URL: down.URL}, {ID: "up", URL: up.URL}},
+		OnEvent:   rec.onEvent,
+	})
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	fetch := func() {
@@ -76,7 +82,11 @@ func TestOverHTTPTheDefaultCooldownSkipsAFailingServer(t *testing.T) {
 		t.Errorf("the failing server got %d requests, want 3 before its cooldown", n)
 	}
 	events := rec.take()
-	checkEvents(t, events[len(events)-3:], []Event{skipEvent("down"), attemptEvent("up", 1, 200, nil), resultEvent("up", 200)})
+	checkEvents(t, events[len(events)-3:], []Event{
+		skipEvent("down"),
+		attemptEvent("up", 1, 200, nil),
+		resultEvent("up", 200),
+	})
 	clock.advance(30 * time.Second)
 	fetch()
 	if n := down.hits.Load(); n != 4 {
@@ -88,8 +98,10 @@ func TestOverHTTPAPreferredEndpointServesAndEventsSeeTheCallersContext(t *testin
 	type key struct{}
 	first, second := newServer(t, echo), newServer(t, echo)
 	var seen []any
-	tr, _ := build(t, Config{Endpoints: []Endpoint{{ID: "first", URL: first.URL + "/1"}, {ID: "second", URL: second.URL + "/2"}},
-		OnEvent: func(ctx context.Context, ev Event) { seen = append(seen, ctx.Value(key{})) }})
+	tr, _ := build(t, Config{
+		Endpoints: []Endpoint{{ID: "first", URL: first.URL + "/1"}, {ID: "second", URL: second.URL + "/2"}},
+		OnEvent:   func(ctx context.Context, ev Event) { seen = append(seen, ctx.Value(key{})) },
+	})
 	defer tr.CloseIdleConnections()
 	ctx := WithPreferredEndpoint(context.WithValue(t.Context(), key{}, "caller"), "second")
 	resp, err := (&http.Client{Transport: tr}).Do(newRequest(t, ctx, "GET", nil))
@@ -117,7 +129,8 @@ func TestOverHTTPAnEmptyMethodDoesNotFailOver(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || up.hits.Load() != 0 {
-		t.Errorf("status %d, second server hit %d times; want the 503 and no failover", resp.StatusCode, up.hits.Load())
+		t.Errorf("status %d, second server hit %d times; want the 503 and no failover",
+			resp.StatusCode, up.hits.Load())
 	}
 }
 

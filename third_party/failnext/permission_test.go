@@ -36,8 +36,10 @@ func TestFailoverPermission(t *testing.T) {
 		{"an empty method does not fail over", "", nil, nil, false},
 		{"POST fails over when allowed on the context", "POST", allowed, nil, true},
 		{"GET does not fail over when denied on the context", "GET", denied, nil, false},
-		{"the innermost deny wins over an outer allow", "GET", func(c context.Context) context.Context { return denied(allowed(c)) }, nil, false},
-		{"the innermost allow wins over an outer deny", "POST", func(c context.Context) context.Context { return allowed(denied(c)) }, nil, true},
+		{"the innermost deny wins over an outer allow",
+			"GET", func(c context.Context) context.Context { return denied(allowed(c)) }, nil, false},
+		{"the innermost allow wins over an outer deny",
+			"POST", func(c context.Context) context.Context { return allowed(denied(c)) }, nil, true},
 		{"a policy that allows lets POST fail over", "POST", nil, policy(PermissionAllow), true},
 		{"a policy that denies keeps GET in place", "GET", nil, policy(PermissionDeny), false},
 		{"a policy that defers leaves GET to the method rule", "GET", nil, policy(PermissionDefer), true},
@@ -122,9 +124,12 @@ func TestWhenThePolicyIsCalled(t *testing.T) {
 	}{
 		{"a nil request does not call it", context.Background(), nil, true, 0},
 		{"a context done on entry does not call it", canceled, nil, false, 0},
-		{"an unknown preferred endpoint still calls it", WithPreferredEndpoint(context.Background(), "zz"), nil, false, 1},
-		{"a request with no usable endpoint still calls it", context.Background(), func(EndpointID) bool { return false }, false, 1},
-		{"a request with a single candidate calls it once", context.Background(), func(id EndpointID) bool { return id == "a" }, false, 1},
+		{"an unknown preferred endpoint still calls it",
+			WithPreferredEndpoint(context.Background(), "zz"), nil, false, 1},
+		{"a request with no usable endpoint still calls it",
+			context.Background(), func(EndpointID) bool { return false }, false, 1},
+		{"a request with a single candidate calls it once",
+			context.Background(), func(id EndpointID) bool { return id == "a" }, false, 1},
 		{"a request that fails over calls it once", context.Background(), nil, false, 1},
 	}
 	for _, tt := range tests {
@@ -162,7 +167,11 @@ func TestAllowingFailoverDoesNotWaiveTheOtherConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := perEndpoint(t, map[EndpointID]reply{"ok": status(500), "a": fail("down"), "b": status(200)})
+			base := perEndpoint(t, map[EndpointID]reply{
+				"ok": status(500),
+				"a":  fail("down"),
+				"b":  status(200),
+			})
 			tr, _ := build(t, Config{Endpoints: tt.eps, Base: base,
 				PermissionPolicy: func(*http.Request) Permission { return PermissionAllow }})
 			req := newRequest(t, WithFailoverAllowed(t.Context()), "POST", nil)

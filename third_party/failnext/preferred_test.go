@@ -16,10 +16,14 @@ func TestEligibleIsAskedOncePerEndpointBeforeTheFirstAttempt(t *testing.T) {
 		}
 		return nil, errors.New("down")
 	}, status(200))
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, Eligible: func(id EndpointID) bool {
-		asked = append(asked, string(id))
-		return id != "b"
-	}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b", "c"),
+		Base:      base,
+		Eligible: func(id EndpointID) bool {
+			asked = append(asked, string(id))
+			return id != "b"
+		},
+	})
 	if err := get(t, tr, t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +79,27 @@ func TestAPreferredEndpointMovesToTheFront(t *testing.T) {
 		{"a preferred c goes first and the others keep their order", prefer("c"), nil, "c,a,b,d"},
 		{"a preferred first endpoint changes nothing", prefer("a"), nil, "a,b,c,d"},
 		{"a preferred last endpoint goes first", prefer("d"), nil, "d,a,b,c"},
-		{"the innermost preference wins", func(ctx context.Context) context.Context { return prefer("b")(prefer("d")(ctx)) }, nil, "b,a,c,d"},
-		{"a preferred endpoint that Eligible rejects is ignored", prefer("c"), func(id EndpointID) bool { return id != "c" }, "a,b,d"},
-		{"a preference moves only among the eligible", prefer("d"), func(id EndpointID) bool { return id != "b" }, "d,a,c"},
+		{"the innermost preference wins",
+			func(ctx context.Context) context.Context { return prefer("b")(prefer("d")(ctx)) },
+			nil, "b,a,c,d"},
+		{"a preferred endpoint that Eligible rejects is ignored",
+			prefer("c"), func(id EndpointID) bool { return id != "c" }, "a,b,d"},
+		{"a preference moves only among the eligible",
+			prefer("d"), func(id EndpointID) bool { return id != "b" }, "d,a,c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := perEndpoint(t, map[EndpointID]reply{"a": fail("a down"), "b": fail("b down"), "c": fail("c down"), "d": fail("d down")})
-			tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c", "d"), Base: base, Eligible: tt.eligible})
+			base := perEndpoint(t, map[EndpointID]reply{
+				"a": fail("a down"),
+				"b": fail("b down"),
+				"c": fail("c down"),
+				"d": fail("d down"),
+			})
+			tr, _ := build(t, Config{
+				Endpoints: endpoints("a", "b", "c", "d"),
+				Base:      base,
+				Eligible:  tt.eligible,
+			})
 			ctx := t.Context()
 			if tt.ctx != nil {
 				ctx = tt.ctx(ctx)
@@ -140,7 +157,8 @@ func TestAnUnknownPreferredEndpoint(t *testing.T) {
 	}{
 		{"an ID that is not configured is unknown", "z", nil, `failnext: unknown endpoint "z"`},
 		{"the empty ID is unknown", "", nil, `failnext: unknown endpoint ""`},
-		{"an unknown ID beats having no usable endpoint", "z", func(EndpointID) bool { return false }, `failnext: unknown endpoint "z"`},
+		{"an unknown ID beats having no usable endpoint",
+			"z", func(EndpointID) bool { return false }, `failnext: unknown endpoint "z"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,8 +169,15 @@ func TestAnUnknownPreferredEndpoint(t *testing.T) {
 			if eligible == nil {
 				eligible = func(EndpointID) bool { return true }
 			}
-			tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base, OnEvent: rec.onEvent,
-				Eligible: func(id EndpointID) bool { asked = append(asked, string(id)); return eligible(id) }})
+			tr, _ := build(t, Config{
+				Endpoints: endpoints("a", "b"),
+				Base:      base,
+				OnEvent:   rec.onEvent,
+				Eligible: func(id EndpointID) bool {
+					asked = append(asked, string(id))
+					return eligible(id)
+				},
+			})
 			body := newBody("x")
 			resp, err := tr.RoundTrip(newRequest(t, WithPreferredEndpoint(t.Context(), tt.id), "POST", body))
 			if resp != nil || !errors.Is(err, ErrUnknownEndpoint) {

@@ -107,7 +107,13 @@ func (c *call) run() (*http.Response, EndpointID, error) {
 		}
 		resp, err := c.attempt(ep)
 		c.current = resp
-		c.t.emit(c.ctx, Event{Kind: EventAttempt, Endpoint: ep.id, Attempt: n, StatusCode: statusOf(resp), Err: err})
+		c.t.emit(c.ctx, Event{
+			Kind:       EventAttempt,
+			Endpoint:   ep.id,
+			Attempt:    n,
+			StatusCode: statusOf(resp),
+			Err:        err,
+		})
 		if err := c.ctx.Err(); err != nil {
 			return nil, "", err
 		}

@@ -30,9 +30,19 @@ func TestAContextDoneOnEntry(t *testing.T) {
 	cancel()
 	rec := &recorder{}
 	var calls []string
-	tr, _ := build(t, Config{Endpoints: endpoints("a"), Base: inOrder(t), OnEvent: rec.onEvent,
-		PermissionPolicy: func(*http.Request) Permission { calls = append(calls, "policy"); return PermissionAllow },
-		Eligible:         func(EndpointID) bool { calls = append(calls, "eligible"); return true }})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a"),
+		Base:      inOrder(t),
+		OnEvent:   rec.onEvent,
+		PermissionPolicy: func(*http.Request) Permission {
+			calls = append(calls, "policy")
+			return PermissionAllow
+		},
+		Eligible: func(EndpointID) bool {
+			calls = append(calls, "eligible")
+			return true
+		},
+	})
 	body := newBody("x")
 	resp, err := tr.RoundTrip(newRequest(t, ctx, "POST", body))
 	if resp != nil || err != context.Canceled {
@@ -65,7 +75,10 @@ func TestTheRequestIsSentToTheEndpointURL(t *testing.T) {
 				resp, _ := answer(200)
 				return resp, nil
 			})
-			tr, _ := build(t, Config{Base: base, Endpoints: []Endpoint{{ID: "a", URL: "https://dest.example:9000/v3/key?x=1"}}})
+			tr, _ := build(t, Config{
+				Base:      base,
+				Endpoints: []Endpoint{{ID: "a", URL: "https://dest.example:9000/v3/key?x=1"}},
+			})
 			req, _ := http.NewRequest("GET", "http://orig.example:8080/other/path?y=2", nil)
 			req.Host = tt.host
 			req.RequestURI = "/other/path?y=2"
@@ -101,7 +114,8 @@ func TestWhichOutcomesFailOver(t *testing.T) {
 		failsOver bool
 	}{
 		{"a transport error fails over", nil, fail("refused"), true},
-		{"a nil response without error fails over", nil, func(*http.Request) (*http.Response, error) { return nil, nil }, true},
+		{"a nil response without error fails over",
+			nil, func(*http.Request) (*http.Response, error) { return nil, nil }, true},
 		{"502 fails over", nil, status(502), true},
 		{"503 fails over", nil, status(503), true},
 		{"504 fails over", nil, status(504), true},
@@ -117,7 +131,11 @@ func TestWhichOutcomesFailOver(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := inOrder(t, tt.first, status(201))
-			tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base, AdditionalTriggerStatusCodes: tt.extra})
+			tr, _ := build(t, Config{
+				Endpoints:                    endpoints("a", "b"),
+				Base:                         base,
+				AdditionalTriggerStatusCodes: tt.extra,
+			})
 			resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 			if err != nil {
 				t.Fatal(err)
@@ -150,7 +168,9 @@ func TestAnyOtherResponseIsReturnedUnread(t *testing.T) {
 
 func TestAResponseThatCameWithAnErrorIsClosedAndIgnored(t *testing.T) {
 	stray, strayBody := answer(200)
-	base := inOrder(t, func(*http.Request) (*http.Response, error) { return stray, errors.New("broken") }, status(200))
+	base := inOrder(t, func(*http.Request) (*http.Response, error) {
+		return stray, errors.New("broken")
+	}, status(200))
 	tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base})
 	resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 	if err != nil {
@@ -182,7 +202,10 @@ func TestANilResponseWithoutErrorNamesTheUpstream(t *testing.T) {
 func TestTriggerResponsesAreKept(t *testing.T) {
 	t.Run("a 503 is returned when the next attempt fails", func(t *testing.T) {
 		first, firstBody := answer(503)
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: inOrder(t, respond(first), fail("refused"), fail("refused"))})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b", "c"),
+			Base:      inOrder(t, respond(first), fail("refused"), fail("refused")),
+		})
 		resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 		if err != nil || resp != first || firstBody.closed.Load() {
 			t.Fatalf("got %v, %v; want the kept 503, open", resp, err)
@@ -191,7 +214,10 @@ func TestTriggerResponsesAreKept(t *testing.T) {
 	t.Run("a newer trigger response replaces the kept one", func(t *testing.T) {
 		first, firstBody := answer(503)
 		second, _ := answer(502)
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: inOrder(t, respond(first), respond(second), fail("refused"))})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b", "c"),
+			Base:      inOrder(t, respond(first), respond(second), fail("refused")),
+		})
 		resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 		if err != nil || resp != second {
 			t.Fatalf("got %v, %v; want the 502", resp, err)
@@ -202,7 +228,10 @@ func TestTriggerResponsesAreKept(t *testing.T) {
 	})
 	t.Run("a final answer closes the kept one", func(t *testing.T) {
 		first, firstBody := answer(504)
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, respond(first), status(200))})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a", "b"),
+			Base:      inOrder(t, respond(first), status(200)),
+		})
 		resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("got %v, %v; want the 200", resp, err)
@@ -214,8 +243,11 @@ func TestTriggerResponsesAreKept(t *testing.T) {
 	})
 	t.Run("an additional code is kept and returned like 503", func(t *testing.T) {
 		first, firstBody := answer(429)
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: inOrder(t, respond(first), fail("refused")),
-			AdditionalTriggerStatusCodes: []int{429}})
+		tr, _ := build(t, Config{
+			Endpoints:                    endpoints("a", "b"),
+			Base:                         inOrder(t, respond(first), fail("refused")),
+			AdditionalTriggerStatusCodes: []int{429},
+		})
 		resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 		if err != nil || resp != first || firstBody.closed.Load() {
 			t.Fatalf("got %v, %v; want the kept 429, open", resp, err)
@@ -224,7 +256,11 @@ func TestTriggerResponsesAreKept(t *testing.T) {
 	t.Run("a trigger response is returned when failover is denied", func(t *testing.T) {
 		first, _ := answer(418)
 		base := inOrder(t, respond(first))
-		tr, _ := build(t, Config{Endpoints: endpoints("a", "b"), Base: base, AdditionalTriggerStatusCodes: []int{418}})
+		tr, _ := build(t, Config{
+			Endpoints:                    endpoints("a", "b"),
+			Base:                         base,
+			AdditionalTriggerStatusCodes: []int{418},
+		})
 		resp, err := tr.RoundTrip(newRequest(t, t.Context(), "POST", nil))
 		if err != nil || resp != first {
 			t.Fatalf("got %v, %v; want the 418", resp, err)
@@ -246,14 +282,18 @@ func TestTheFailoverError(t *testing.T) {
 			t.Fatalf("err = %v, want a *FailoverError", err)
 		}
 		want := []AttemptError{{"a", first}, {"b", second}, {"c", last}}
-		if len(fe.Attempts) != 3 || fe.Attempts[0] != want[0] || fe.Attempts[1] != want[1] || fe.Attempts[2] != want[2] {
+		if len(fe.Attempts) != 3 ||
+			fe.Attempts[0] != want[0] ||
+			fe.Attempts[1] != want[1] ||
+			fe.Attempts[2] != want[2] {
 			t.Errorf("Attempts = %+v, want %+v", fe.Attempts, want)
 		}
 		if fe.Unwrap() != last || !errors.Is(err, last) {
 			t.Error("Unwrap does not give the last cause")
 		}
-		if want := "failnext: failover failed without HTTP response (attempts=3): third down"; err.Error() != want {
-			t.Errorf("error = %q, want %q", err, want)
+		wantText := "failnext: failover failed without HTTP response (attempts=3): third down"
+		if err.Error() != wantText {
+			t.Errorf("error = %q, want %q", err, wantText)
 		}
 	})
 	t.Run("it comes up after a single attempt", func(t *testing.T) {
@@ -266,7 +306,8 @@ func TestTheFailoverError(t *testing.T) {
 			_, err := tr.RoundTrip(newRequest(t, t.Context(), tc.method, nil))
 			var fe *FailoverError
 			if !errors.As(err, &fe) || len(fe.Attempts) != 1 || fe.Unwrap() != down {
-				t.Errorf("%s over %d endpoints: err = %v, want a *FailoverError with one attempt", tc.method, len(tc.eps), err)
+				t.Errorf("%s over %d endpoints: err = %v, want a *FailoverError with one attempt",
+					tc.method, len(tc.eps), err)
 			}
 		}
 	})
@@ -276,8 +317,10 @@ func TestTheFailoverError(t *testing.T) {
 			err  *FailoverError
 			want string
 		}{
-			{&FailoverError{Attempts: make([]AttemptError, 2), cause: errors.New("x")}, "failnext: failover failed without HTTP response (attempts=2): x"},
-			{&FailoverError{Attempts: make([]AttemptError, 1)}, "failnext: failover failed without HTTP response (attempts=1)"},
+			{&FailoverError{Attempts: make([]AttemptError, 2), cause: errors.New("x")},
+				"failnext: failover failed without HTTP response (attempts=2): x"},
+			{&FailoverError{Attempts: make([]AttemptError, 1)},
+				"failnext: failover failed without HTTP response (attempts=1)"},
 			{nilErr, "failnext: failover failed without HTTP response"},
 		}
 		for _, tt := range tests {
@@ -301,7 +344,8 @@ func TestTheBodyIsSentAgainOnlyWhenItCanBe(t *testing.T) {
 	}{
 		{"no body is sent again", nil, nil, "a,b"},
 		{"NoBody is sent again", http.NoBody, nil, "a,b"},
-		{"a body with GetBody is sent again as a fresh copy", newBody("x"), func() (io.ReadCloser, error) { return newBody("x"), nil }, "a,b"},
+		{"a body with GetBody is sent again as a fresh copy",
+			newBody("x"), func() (io.ReadCloser, error) { return newBody("x"), nil }, "a,b"},
 		{"a body without GetBody ends the request with the last cause", newBody("x"), nil, "a"},
 	}
 	for _, tt := range tests {
@@ -336,10 +380,11 @@ func TestAContextThatEndsAfterAnAttempt(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		ok, okBody := answer(200)
-		tr, _ := build(t, Config{Endpoints: endpoints("a"), Base: inOrder(t, func(*http.Request) (*http.Response, error) {
+		base := inOrder(t, func(*http.Request) (*http.Response, error) {
 			cancel()
 			return ok, nil
-		})})
+		})
+		tr, _ := build(t, Config{Endpoints: endpoints("a"), Base: base})
 		resp, err := tr.RoundTrip(newRequest(t, ctx, "GET", nil))
 		if resp != nil || err != context.Canceled {
 			t.Fatalf("got %v, %v; want the bare context error", resp, err)
@@ -357,18 +402,29 @@ func TestAContextThatEndsAfterAnAttempt(t *testing.T) {
 				cancel()
 			}
 		}}
-		tr, _ := build(t, Config{Endpoints: endpoints("a"), Base: inOrder(t, respond(ok)), OnEvent: rec.onEvent})
+		tr, _ := build(t, Config{
+			Endpoints: endpoints("a"),
+			Base:      inOrder(t, respond(ok)),
+			OnEvent:   rec.onEvent,
+		})
 		resp, err := tr.RoundTrip(newRequest(t, ctx, "GET", nil))
 		if resp != nil || err != context.Canceled || !okBody.closed.Load() {
-			t.Fatalf("got %v, %v (200 closed: %v); want the bare context error and the 200 closed", resp, err, okBody.closed.Load())
+			t.Fatalf("got %v, %v (200 closed: %v); want the bare context error and the 200 closed",
+				resp, err, okBody.closed.Load())
 		}
-		checkEvents(t, rec.take(), []Event{attemptEvent("a", 1, 200, nil), failedResultEvent(context.Canceled)})
+		checkEvents(t, rec.take(), []Event{
+			attemptEvent("a", 1, 200, nil),
+			failedResultEvent(context.Canceled),
+		})
 	})
 	t.Run("the kept response is closed and no further attempt made", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		kept, keptBody := answer(503)
-		base := inOrder(t, respond(kept), func(*http.Request) (*http.Response, error) { cancel(); return nil, errors.New("down") })
+		base := inOrder(t, respond(kept), func(*http.Request) (*http.Response, error) {
+			cancel()
+			return nil, errors.New("down")
+		})
 		tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base})
 		resp, err := tr.RoundTrip(newRequest(t, ctx, "GET", nil))
 		if resp != nil || err != context.Canceled {
@@ -434,10 +490,12 @@ func TestBodyOwnership(t *testing.T) {
 			cancel()
 			return ctx
 		}, Config{Endpoints: endpoints("a")}},
-		{"a body is closed when the preferred endpoint is unknown", func(ctx context.Context) context.Context {
-			return WithPreferredEndpoint(ctx, "zz")
-		}, Config{Endpoints: endpoints("a")}},
-		{"a body is closed when no endpoint is eligible", nil, Config{Endpoints: endpoints("a"), Eligible: func(EndpointID) bool { return false }}},
+		{"a body is closed when the preferred endpoint is unknown",
+			func(ctx context.Context) context.Context {
+				return WithPreferredEndpoint(ctx, "zz")
+			}, Config{Endpoints: endpoints("a")}},
+		{"a body is closed when no endpoint is eligible", nil,
+			Config{Endpoints: endpoints("a"), Eligible: func(EndpointID) bool { return false }}},
 	}
 	for _, tt := range early {
 		t.Run(tt.name, func(t *testing.T) {
@@ -460,7 +518,11 @@ func TestBodyOwnership(t *testing.T) {
 
 func TestEachEndpointIsTriedAtMostOncePerRequest(t *testing.T) {
 	base := perEndpoint(t, map[EndpointID]reply{"a": status(503), "b": fail("down"), "c": status(502)})
-	tr, _ := build(t, Config{Endpoints: endpoints("a", "b", "c"), Base: base, Cooldown: CooldownConfig{Disabled: true}})
+	tr, _ := build(t, Config{
+		Endpoints: endpoints("a", "b", "c"),
+		Base:      base,
+		Cooldown:  CooldownConfig{Disabled: true},
+	})
 	resp, err := tr.RoundTrip(newRequest(t, t.Context(), "GET", nil))
 	if err != nil || resp.StatusCode != 502 {
 		t.Fatalf("got %v, %v; want c's 502", resp, err)
