@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
 // dashboardFile is the Grafana dashboard the module ships, written by the
@@ -104,27 +101,6 @@ func TestTheDashboardReadsEveryMetricFamily(t *testing.T) {
 			t.Errorf("no panel of %s reads %s", dashboardFile, name)
 		}
 	}
-}
-
-// familyNames returns the name of every descriptor the collector sends.
-// Describe reads no Monitor, so a nil one does.
-func familyNames(t *testing.T) []string {
-	t.Helper()
-	ch := make(chan *prometheus.Desc)
-	go func() {
-		blocklagprom.NewCollector(nil).Describe(ch)
-		close(ch)
-	}()
-	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
-	var names []string
-	for d := range ch {
-		m := fqName.FindStringSubmatch(d.String())
-		if m == nil {
-			t.Fatalf("no name in the descriptor %s", d)
-		}
-		names = append(names, m[1])
-	}
-	return names
 }
 
 // Every panel, target and query variable takes its data source from the
