@@ -303,7 +303,7 @@ func familyNames(t *testing.T) []string {
 }
 
 // update makes the tests that compare with golden files write those files
-// instead: go test -run 'TestCollectorExports' -update, then read the diff.
+// instead: go test -update, then read the diff.
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with what the tests gather")
 
 // assertGolden compares what g gathers, every family with its help text
