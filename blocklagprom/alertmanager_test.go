@@ -25,12 +25,13 @@ const alertmanagerFile = "alertmanager.yml"
 //   - the providers c and a are ineligible for causes of their own on
 //     another chain, another instance and another job.
 func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
-	am := startAlertmanager(t, toolOf(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager"))
-	mainnet := target{"blocklag", "node-1:2112", "mainnet"}
-	sepolia := target{"blocklag", "node-1:2112", "sepolia"}
-	holesky := target{"blocklag", "node-1:2112", "holesky"}
-	otherInstance := target{"blocklag", "node-2:2112", "sepolia"}
-	otherJob := target{"blocklag-canary", "node-1:2112", "mainnet"}
+	bin := toolOf(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
+	am := startAlertmanager(t, bin)
+	mainnet := target{job: "blocklag", instance: "node-1:2112", chain: "mainnet"}
+	sepolia := target{job: "blocklag", instance: "node-1:2112", chain: "sepolia"}
+	holesky := target{job: "blocklag", instance: "node-1:2112", chain: "holesky"}
+	otherInstance := target{job: "blocklag", instance: "node-2:2112", chain: "sepolia"}
+	otherJob := target{job: "blocklag-canary", instance: "node-1:2112", chain: "mainnet"}
 
 	rejectedC := mainnet.alert("ProviderMisconfigured", "c", "unauthorized")
 	rejectedE := mainnet.alert("ProviderMisconfigured", "e", "wrong_chain")
@@ -41,25 +42,86 @@ func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 		alert labels
 		by    []labels // the alerts that inhibit it, if any
 	}{
-		{"a lagging provider stays ineligible beside another's rejected key", mainnet.alert("ProviderIneligible", "a", ""), nil},
-		{"a hung provider stays ineligible", mainnet.alert("ProviderIneligible", "b", ""), nil},
-		{"a rate limited provider stays ineligible", mainnet.alert("ProviderIneligible", "d", ""), nil},
-		{"a rate limited provider stays rate limited", mainnet.alert("ProviderRateLimited", "d", "rate_limited"), nil},
-		{"a rejected key explains its own provider being ineligible", mainnet.alert("ProviderIneligible", "c", ""), []labels{rejectedC}},
-		{"a rejected chain explains its own provider being ineligible", mainnet.alert("ProviderIneligible", "e", ""), []labels{rejectedE}},
-		{"a rejected key notifies", rejectedC, nil},
-		{"a rejected chain notifies", rejectedE, nil},
-		{"few eligible providers stay reported beside rejected keys", mainnet.alert("FewEligible", "", ""), nil},
-		{"stale verdicts stay reported beside rejected keys", mainnet.alert("VerdictsStale", "", ""), nil},
-		{"every key rejected still reports never publishing", sepolia.alert("NeverPublished", "", ""), nil},
-		{"every key rejected still reports stale verdicts", sepolia.alert("VerdictsStale", "", ""), nil},
-		{"every key rejected explains the first provider being ineligible", sepolia.alert("ProviderIneligible", "a", ""), []labels{rejectedA}},
-		{"every key rejected explains the second provider being ineligible", sepolia.alert("ProviderIneligible", "b", ""), []labels{rejectedB}},
-		{"every rejected key notifies", rejectedA, nil},
-		{"every rejected key notifies on its own", rejectedB, nil},
-		{"the same provider on another chain stays ineligible", holesky.alert("ProviderIneligible", "c", ""), nil},
-		{"the same provider on another instance stays ineligible", otherInstance.alert("ProviderIneligible", "a", ""), nil},
-		{"the same provider of another job stays ineligible", otherJob.alert("ProviderIneligible", "c", ""), nil},
+		{
+			name:  "a lagging provider stays ineligible beside another's rejected key",
+			alert: mainnet.alert("ProviderIneligible", "a", ""),
+		},
+		{
+			name:  "a hung provider stays ineligible",
+			alert: mainnet.alert("ProviderIneligible", "b", ""),
+		},
+		{
+			name:  "a rate limited provider stays ineligible",
+			alert: mainnet.alert("ProviderIneligible", "d", ""),
+		},
+		{
+			name:  "a rate limited provider stays rate limited",
+			alert: mainnet.alert("ProviderRateLimited", "d", "rate_limited"),
+		},
+		{
+			name:  "a rejected key explains its own provider being ineligible",
+			alert: mainnet.alert("ProviderIneligible", "c", ""),
+			by:    []labels{rejectedC},
+		},
+		{
+			name:  "a rejected chain explains its own provider being ineligible",
+			alert: mainnet.alert("ProviderIneligible", "e", ""),
+			by:    []labels{rejectedE},
+		},
+		{
+			name:  "a rejected key notifies",
+			alert: rejectedC,
+		},
+		{
+			name:  "a rejected chain notifies",
+			alert: rejectedE,
+		},
+		{
+			name:  "few eligible providers stay reported beside rejected keys",
+			alert: mainnet.alert("FewEligible", "", ""),
+		},
+		{
+			name:  "stale verdicts stay reported beside rejected keys",
+			alert: mainnet.alert("VerdictsStale", "", ""),
+		},
+		{
+			name:  "every key rejected still reports never publishing",
+			alert: sepolia.alert("NeverPublished", "", ""),
+		},
+		{
+			name:  "every key rejected still reports stale verdicts",
+			alert: sepolia.alert("VerdictsStale", "", ""),
+		},
+		{
+			name:  "every key rejected explains the first provider being ineligible",
+			alert: sepolia.alert("ProviderIneligible", "a", ""),
+			by:    []labels{rejectedA},
+		},
+		{
+			name:  "every key rejected explains the second provider being ineligible",
+			alert: sepolia.alert("ProviderIneligible", "b", ""),
+			by:    []labels{rejectedB},
+		},
+		{
+			name:  "every rejected key notifies",
+			alert: rejectedA,
+		},
+		{
+			name:  "every rejected key notifies on its own",
+			alert: rejectedB,
+		},
+		{
+			name:  "the same provider on another chain stays ineligible",
+			alert: holesky.alert("ProviderIneligible", "c", ""),
+		},
+		{
+			name:  "the same provider on another instance stays ineligible",
+			alert: otherInstance.alert("ProviderIneligible", "a", ""),
+		},
+		{
+			name:  "the same provider of another job stays ineligible",
+			alert: otherJob.alert("ProviderIneligible", "c", ""),
+		},
 	}
 	// Alertmanager's inhibitor takes the alerts in the order they came,
 	// and finds inhibitions among those it has taken: once the alert
@@ -69,7 +131,7 @@ func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 	for _, tt := range tests {
 		posted = append(posted, tt.alert)
 	}
-	last := target{"blocklag", "sentinel:2112", "mainnet"}
+	last := target{job: "blocklag", instance: "sentinel:2112", chain: "mainnet"}
 	lastAlert := last.alert("ProviderIneligible", "z", "")
 	am.post(t, append(posted, last.alert("ProviderMisconfigured", "z", "unauthorized"), lastAlert)...)
 	waitFor(t, "the alert posted last to be inhibited", func() (bool, string) {
@@ -98,7 +160,8 @@ func TestAlertmanagerInhibitsOnlyWhatARejectedKeyExplains(t *testing.T) {
 			case tt.by == nil && (a.Status.State != "active" || by != nil):
 				t.Errorf("%v is %s, inhibited by %q; want active", tt.alert, a.Status.State, by)
 			case tt.by != nil && (a.Status.State != "suppressed" || by == nil || !allIn(by, tt.by)):
-				t.Errorf("%v is %s, inhibited by %q; want suppressed, by one or more of %v", tt.alert, a.Status.State, by, tt.by)
+				t.Errorf("%v is %s, inhibited by %q; want suppressed, by one or more of %v",
+					tt.alert, a.Status.State, by, tt.by)
 			}
 		})
 	}
@@ -127,7 +190,13 @@ type labels map[string]string
 // that say the verdicts are stale or were never published are the
 // critical ones.
 func (tg target) alert(name, provider, reason string) labels {
-	l := labels{"alertname": "Blocklag" + name, "job": tg.job, "instance": tg.instance, "chain": tg.chain, "severity": "warning"}
+	l := labels{
+		"alertname": "Blocklag" + name,
+		"job":       tg.job,
+		"instance":  tg.instance,
+		"chain":     tg.chain,
+		"severity":  "warning",
+	}
 	if name == "VerdictsStale" || name == "NeverPublished" {
 		l["severity"] = "critical"
 	}
@@ -165,7 +234,11 @@ func (am alertmanager) post(t *testing.T, alerts ...labels) {
 	var body []map[string]any
 	now := time.Now()
 	for _, l := range alerts {
-		body = append(body, map[string]any{"labels": l, "startsAt": now.Add(-time.Minute), "endsAt": now.Add(time.Hour)})
+		body = append(body, map[string]any{
+			"labels":   l,
+			"startsAt": now.Add(-time.Minute),
+			"endsAt":   now.Add(time.Hour),
+		})
 	}
 	data, err := json.Marshal(body)
 	if err != nil {

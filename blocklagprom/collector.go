@@ -140,10 +140,9 @@ func reasonsOf(ss blocklag.Stats) []blocklag.Reason {
 // collectStatus sends the gauges that apply to st. Each gauge is present
 // exactly when Status's JSON form shows the member it mirrors, but for
 // ahead, which comes with the lag even at 0, and for up and the failure
-// reasons, which come with the latency, as
-// TestGaugesAgreeWithTheMembersOfTheStatusJSON checks. The failure
-// reasons are a state set: every reason, 1 for the one the provider
-// failed with and 0 for the others.
+// reasons, which come with the latency. The failure reasons are a state
+// set: every reason, 1 for the one the provider failed with and 0 for the
+// others.
 func collectStatus(ch chan<- prometheus.Metric, st blocklag.Status, reasons []blocklag.Reason) {
 	published := !st.Checked.IsZero()
 	for _, e := range st.Endpoints {

@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
 // dashboardFile is the Grafana dashboard the module ships, written by the
@@ -106,27 +103,6 @@ func TestTheDashboardReadsEveryMetricFamily(t *testing.T) {
 	}
 }
 
-// familyNames returns the name of every descriptor the collector sends.
-// Describe reads no Monitor, so a nil one does.
-func familyNames(t *testing.T) []string {
-	t.Helper()
-	ch := make(chan *prometheus.Desc)
-	go func() {
-		blocklagprom.NewCollector(nil).Describe(ch)
-		close(ch)
-	}()
-	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
-	var names []string
-	for d := range ch {
-		m := fqName.FindStringSubmatch(d.String())
-		if m == nil {
-			t.Fatalf("no name in the descriptor %s", d)
-		}
-		names = append(names, m[1])
-	}
-	return names
-}
-
 // Every panel, target and query variable takes its data source from the
 // dashboard's variable, so that one import serves any Prometheus.
 func TestTheDashboardTakesEveryDataSourceFromTheVariable(t *testing.T) {
@@ -142,7 +118,8 @@ func TestTheDashboardTakesEveryDataSourceFromTheVariable(t *testing.T) {
 		}
 		for _, q := range p.Targets {
 			if !fromVariable(q.Datasource) {
-				t.Errorf("panel %q, target %s: data source %+v, want uid %s", p.Title, q.RefID, q.Datasource, datasourceVariable)
+				t.Errorf("panel %q, target %s: data source %+v, want uid %s",
+					p.Title, q.RefID, q.Datasource, datasourceVariable)
 			}
 		}
 	}
@@ -254,18 +231,31 @@ func TestEveryPanelOfTheVerdictsInForceSaysWhichPanelTellsAnOutage(t *testing.T)
 	if telling == "" {
 		t.Fatalf("%s has no panel of the time since the last published check alone", dashboardFile)
 	}
+	wants := []string{"in force since the last publish", "while every probe fails", "the panel " + telling}
 	for _, p := range panels {
-		if p.Title == telling || !slices.ContainsFunc(p.Targets, func(q grafanaTarget) bool {
-			return slices.ContainsFunc(inForce, func(name string) bool { return reads(q.Expr, name) })
-		}) {
+		if p.Title == telling || !readsTheCheckInForce(p) {
 			continue
 		}
-		for _, want := range []string{"in force since the last publish", "while every probe fails", "the panel " + telling} {
+		for _, want := range wants {
 			if !strings.Contains(p.Description, want) {
-				t.Errorf("panel %q reads the check in force, but its description does not say %q:\n%s", p.Title, want, p.Description)
+				t.Errorf("panel %q reads the check in force, but its description does not say %q:\n%s",
+					p.Title, want, p.Description)
 			}
 		}
 	}
+}
+
+// readsTheCheckInForce reports whether a target of p reads a family of
+// inForce.
+func readsTheCheckInForce(p grafanaPanel) bool {
+	for _, q := range p.Targets {
+		for _, name := range inForce {
+			if reads(q.Expr, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkDashboard runs every expression of dashboard.json on server, with

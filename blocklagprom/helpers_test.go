@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,6 +30,7 @@ import (
 
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
+	"github.com/yermakovsa/failnext-blocklag/blocklagprom"
 )
 
 // The helpers that more than one test file uses: fake providers and the
@@ -86,7 +89,8 @@ func (n *node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case a.cut:
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
 			conn.Close()
 		}
 	case a.hang:
@@ -161,7 +165,8 @@ func registry(c prometheus.Collector) *prometheus.Registry {
 func assertSeries(t *testing.T, got, want map[string]float64) {
 	t.Helper()
 	for series, w := range want {
-		if v, ok := got[series]; !ok || v != w {
+		v, ok := got[series]
+		if !ok || v != w {
 			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, w)
 		}
 	}
@@ -171,53 +176,289 @@ func assertSeries(t *testing.T, got, want map[string]float64) {
 // what c collects.
 func assertLintClean(t *testing.T, c prometheus.Collector) {
 	t.Helper()
-	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %v", problems, err)
 	}
 }
 
 // allReasons is every reason a probe can fail for, in sorted order,
 // written out here as the oracle, apart from the Stats that the collector
-// reads them from.
+// reads them from. The tests take the eight from here alone.
 var allReasons = []string{
-	"bad_answer", "http_status", "rate_limited", "rpc_error", "timeout", "transport", "unauthorized", "wrong_chain",
+	"bad_answer",
+	"http_status",
+	"rate_limited",
+	"rpc_error",
+	"timeout",
+	"transport",
+	"unauthorized",
+	"wrong_chain",
+}
+
+// reasonStates is what a test expects of provider's failure reason state
+// set: every one of allReasons, 1 for failedWith and 0 for the others, all
+// 0 when failedWith is "".
+func reasonStates(provider, failedWith string) []string {
+	var out []string
+	for _, r := range allReasons {
+		series := fmt.Sprintf("blocklag_provider_failure_reason{provider=%q,reason=%q}", provider, r)
+		out = append(out, fmt.Sprintf("%s %v", series, oneIf(r == failedWith)))
+	}
+	return out
+}
+
+// failureCounts is what a test expects of provider's failure counters:
+// every one of allReasons, at its count in counts, else 0.
+func failureCounts(provider string, counts map[string]int) []string {
+	var out []string
+	for _, r := range allReasons {
+		series := fmt.Sprintf("blocklag_provider_probe_failures_total{provider=%q,reason=%q}", provider, r)
+		out = append(out, fmt.Sprintf("%s %d", series, counts[r]))
+	}
+	return out
+}
+
+// oneIf is 1 for true and 0 for false, a yes-or-no gauge's value.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// assertExports fails t unless the series that g gathers of the metric
+// families that want names are exactly want, in any order. Each line of
+// want is name{label="value",...} value; the families that want does not
+// name are not compared, so that a case states only what it is about.
+func assertExports(t *testing.T, g prometheus.Gatherer, want []string) {
+	t.Helper()
+	var families []string
+	for _, line := range want {
+		name, _, ok := strings.Cut(line, "{")
+		if !ok {
+			t.Fatalf("%q is not a series of the form name{labels} value", line)
+		}
+		families = append(families, name)
+	}
+	got := exported(t, g, families...)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Errorf("the collector exports\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// exported is every series that g gathers of the named metric families,
+// or of all of them when none are named, as name{label="value",...} value
+// lines, sorted.
+func exported(t *testing.T, g prometheus.Gatherer, families ...string) []string {
+	t.Helper()
+	var out []string
+	series := seriesOf(gatherAll(t, g), dto.MetricType_GAUGE, dto.MetricType_COUNTER)
+	for s, v := range series {
+		name, _, _ := strings.Cut(s, "{")
+		if len(families) == 0 || slices.Contains(families, name) {
+			out = append(out, fmt.Sprintf("%s %v", s, v))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// assertEveryFamily fails t unless g gathers every metric family that the
+// collector describes, so that the golden file of a whole exposition
+// shows each one.
+func assertEveryFamily(t *testing.T, g prometheus.Gatherer) {
+	t.Helper()
+	var gathered []string
+	for _, f := range gatherAll(t, g) {
+		gathered = append(gathered, f.GetName())
+	}
+	for _, name := range familyNames(t) {
+		if !slices.Contains(gathered, name) {
+			t.Errorf("the case exports no %s, which a whole exposition shows", name)
+		}
+	}
+}
+
+// familyNames returns the name of every descriptor the collector sends.
+// Describe reads no Monitor, so a nil one does.
+func familyNames(t *testing.T) []string {
+	t.Helper()
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		blocklagprom.NewCollector(nil).Describe(ch)
+		close(ch)
+	}()
+	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
+	var names []string
+	for d := range ch {
+		m := fqName.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in the descriptor %s", d)
+		}
+		names = append(names, m[1])
+	}
+	return names
 }
 
 // update makes the tests that compare with golden files write those files
-// instead: go test -run TestCollectorExports -update, then read the diff.
+// instead: go test -update, then read the diff.
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with what the tests gather")
 
-// assertGolden compares what g gathers with the exposition in the golden
-// file testdata/name.prom, or writes it there when -update is set.
+// assertGolden compares what g gathers, every family with its help text
+// and type, with the exposition in the golden file testdata/name.prom, or
+// writes it there when -update is set.
 func assertGolden(t *testing.T, g prometheus.Gatherer, name string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".prom")
 	if *update {
-		families, err := g.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var text bytes.Buffer
-		for _, f := range families {
-			if _, err := expfmt.MetricFamilyToText(&text, f); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, text.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeGolden(t, g, path)
 	}
 	want, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
 	defer want.Close()
-	if err := testutil.GatherAndCompare(g, want); err != nil {
+	err = testutil.GatherAndCompare(g, want)
+	if err != nil {
 		t.Errorf("%s: %v", path, err)
 	}
+}
+
+// writeGolden writes what g gathers to the golden file at path.
+func writeGolden(t *testing.T, g prometheus.Gatherer, path string) {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	for _, f := range families {
+		_, err := expfmt.MetricFamilyToText(&text, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = os.WriteFile(path, text.Bytes(), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// statusMembers and endpointMembers name the gauges that come with each
+// member of Status's JSON form. A gauge comes where the JSON shows its
+// member, with two differences: ahead comes with the lag, also at 0,
+// where the JSON leaves it out; and up and the failure reasons come with
+// the latency, which the JSON shows for every provider once a check has
+// published. endpoints, id, reason and error carry no gauge of their own,
+// and neither does max_ahead: no alert or panel reads it.
+var (
+	statusMembers = map[string][]string{
+		"checked":   {"blocklag_checked_timestamp_seconds"},
+		"reference": {"blocklag_reference_height"},
+		"max_lag":   {"blocklag_max_lag_blocks"},
+		"max_ahead": nil,
+		"advanced":  {"blocklag_advanced_timestamp_seconds"},
+		"endpoints": nil,
+	}
+	endpointMembers = map[string][]string{
+		"id":       nil,
+		"eligible": {"blocklag_provider_eligible"},
+		"height":   {"blocklag_provider_height"},
+		"lag":      {"blocklag_provider_lag_blocks", "blocklag_provider_ahead_blocks"},
+		"ahead":    {"blocklag_provider_ahead_blocks"},
+		"latency_seconds": {
+			"blocklag_provider_last_probe_duration_seconds",
+			"blocklag_provider_up",
+			"blocklag_provider_failure_reason",
+		},
+		"advanced": {"blocklag_provider_advanced_timestamp_seconds"},
+		"reason":   nil,
+		"error":    nil,
+	}
+)
+
+// assertGaugesFollowTheJSON fails t unless the gauges that g gathers are
+// the ones that the members of st's JSON form call for, as statusMembers
+// and endpointMembers map them, and each provider's failure reason is 1
+// for the reason its JSON shows and 0 for the others of reasons.
+func assertGaugesFollowTheJSON(t *testing.T, g prometheus.Gatherer, st blocklag.Status, reasons []string) {
+	t.Helper()
+	text, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status map[string]json.RawMessage
+	decode(t, text, &status)
+	var endpoints []map[string]json.RawMessage
+	decode(t, status["endpoints"], &endpoints)
+
+	want := map[string]float64{} // each series, with the failure reasons' values
+	for member := range status {
+		families, ok := statusMembers[member]
+		if !ok {
+			t.Fatalf("the JSON shows %q, which statusMembers does not map to gauges", member)
+		}
+		for _, f := range families {
+			want[f+"{}"] = 0
+		}
+	}
+	for _, e := range endpoints {
+		var id string
+		decode(t, e["id"], &id)
+		var reason string
+		if e["reason"] != nil {
+			decode(t, e["reason"], &reason)
+		}
+		for member := range e {
+			families, ok := endpointMembers[member]
+			if !ok {
+				t.Fatalf("the JSON shows %q for %s, which endpointMembers does not map to gauges", member, id)
+			}
+			for _, f := range families {
+				if f != "blocklag_provider_failure_reason" {
+					want[fmt.Sprintf("%s{provider=%q}", f, id)] = 0
+					continue
+				}
+				for _, r := range reasons {
+					want[fmt.Sprintf("%s{provider=%q,reason=%q}", f, id, r)] = oneIf(r == reason)
+				}
+			}
+		}
+	}
+
+	got := gauges(t, g)
+	gotSeries := slices.Sorted(maps.Keys(got))
+	wantSeries := slices.Sorted(maps.Keys(want))
+	if !slices.Equal(gotSeries, wantSeries) {
+		t.Errorf("the collector exports\n%s\nwant, from the JSON %s:\n%s",
+			strings.Join(gotSeries, "\n"), text, strings.Join(wantSeries, "\n"))
+	}
+	for series, v := range want {
+		if strings.HasPrefix(series, "blocklag_provider_failure_reason{") && got[series] != v {
+			t.Errorf("%s = %v, want %v: the JSON %s", series, got[series], v, text)
+		}
+	}
+}
+
+// decode unmarshals the JSON text into v, failing t when it cannot.
+func decode(t *testing.T, text []byte, v any) {
+	t.Helper()
+	err := json.Unmarshal(text, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reasonsOf is every reason that ss counts for its first endpoint, as the
+// collector takes them from the Stats.
+func reasonsOf(ss blocklag.Stats) []string {
+	var out []string
+	for r := range ss.Endpoints[0].Failures {
+		out = append(out, string(r))
+	}
+	return out
 }
 
 // gauges gathers g and returns every gauge series, as
@@ -289,14 +530,17 @@ func toolOf(t *testing.T, pkg string, names ...string) string {
 	t.Helper()
 	var err error
 	for _, name := range names {
-		var path string
-		if path, err = exec.LookPath(name); err == nil {
+		path, lookErr := exec.LookPath(name)
+		if lookErr == nil {
 			return path
 		}
+		err = lookErr
 	}
 	name := strings.Join(names, " or ")
-	if required, _ := strconv.ParseBool(os.Getenv(requirePrometheus)); required {
-		t.Fatalf("%s is needed when %s is set: %v (on Debian: apt-get install %s)", name, requirePrometheus, err, pkg)
+	required, _ := strconv.ParseBool(os.Getenv(requirePrometheus))
+	if required {
+		t.Fatalf("%s is needed when %s is set: %v (on Debian: apt-get install %s)",
+			name, requirePrometheus, err, pkg)
 	}
 	t.Skipf("%s not found (%v): on Debian, apt-get install %s to run this test", name, err, pkg)
 	return ""
@@ -308,12 +552,15 @@ func toolOf(t *testing.T, pkg string, names ...string) string {
 // only in their logs, so the test picks a free port and hands it over
 // instead. Another program may take that port first, and the server then
 // exits at once: that is retried on a new port, a few times.
-func startServer(t *testing.T, name, dir string, command func(addr, data string) *exec.Cmd) (addr, data string) {
+func startServer(t *testing.T, name, dir string,
+	command func(addr, data string) *exec.Cmd) (addr, data string) {
 	t.Helper()
 	const attempts = 3
 	for attempt := 1; attempt <= attempts; attempt++ {
 		data := filepath.Join(dir, fmt.Sprint(attempt))
-		addr, portTaken := runServer(t, name, data, func(addr string) *exec.Cmd { return command(addr, data) })
+		addr, portTaken := runServer(t, name, data, func(addr string) *exec.Cmd {
+			return command(addr, data)
+		})
 		if !portTaken {
 			return addr, data
 		}
@@ -327,7 +574,8 @@ func startServer(t *testing.T, name, dir string, command func(addr, data string)
 // /-/ready. It reports portTaken when the server exited because another
 // program had taken that port; any other exit fails the test. The server
 // stops when the test ends; its log is shown when the test failed.
-func runServer(t *testing.T, name, dir string, command func(addr string) *exec.Cmd) (addr string, portTaken bool) {
+func runServer(t *testing.T, name, dir string,
+	command func(addr string) *exec.Cmd) (addr string, portTaken bool) {
 	t.Helper()
 	logFile, err := os.Create(dir + ".log")
 	if err != nil {
@@ -335,7 +583,8 @@ func runServer(t *testing.T, name, dir string, command func(addr string) *exec.C
 	}
 	addr = freeAddr(t)
 	cmd := command(addr)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +592,10 @@ func runServer(t *testing.T, name, dir string, command func(addr string) *exec.C
 	// of readers see it.
 	var waitErr error
 	exited := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(exited) }()
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		select {
 		case <-exited:
@@ -452,7 +704,8 @@ func (p prom) get(t *testing.T, path string, params url.Values, data any) {
 		Error  string
 		Data   json.RawMessage
 	}
-	if status := getJSON(t, string(p), path, params, &answer); answer.Status != "success" {
+	status := getJSON(t, string(p), path, params, &answer)
+	if answer.Status != "success" {
 		t.Fatalf("GET %s: %s: %s", path, status, answer.Error)
 	}
 	if err := json.Unmarshal(answer.Data, data); err != nil {
@@ -472,7 +725,11 @@ func (p prom) query(t *testing.T, expr string, at time.Time, instance string) []
 			Value  [2]any // the time, and the value as a string
 		}
 	}
-	p.get(t, "/api/v1/query", url.Values{"query": {expr}, "time": {fmt.Sprint(float64(at.UnixMilli()) / 1000)}}, &data)
+	params := url.Values{
+		"query": {expr},
+		"time":  {fmt.Sprint(float64(at.UnixMilli()) / 1000)},
+	}
+	p.get(t, "/api/v1/query", params, &data)
 	if data.ResultType != "vector" {
 		t.Fatalf("query %s gave a %s, want a vector", expr, data.ResultType)
 	}

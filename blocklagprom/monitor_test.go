@@ -42,41 +42,193 @@ var varying = []string{
 }
 
 // A real Monitor's collector exports, after these checks of fake
-// providers, what the golden files under testdata/monitor show, with the
-// times and durations that vary from run to run set to 1. The Monitors
+// providers, the series each case wants of the families it is about, with
+// the times and durations that vary from run to run set to 1; one case
+// compares its whole exposition with a golden file. Which gauges are there
+// agrees with the members of the Monitor's Status JSON. The Monitors
 // require mainnet, so that a provider on another chain fails too.
 func TestCollectorExportsWhatARealMonitorFound(t *testing.T) {
 	tests := []struct {
 		name      string
-		golden    string
 		providers int                    // 2 when 0
 		tune      func(*blocklag.Config) // a setting the other cases leave at its default, if any
 		checks    [][]answer             // each Check's answers, one per provider a, b, c...
+		want      []string               // every series of the families it names
+		golden    string                 // the file of the whole exposition, for one case
 	}{
-		{name: "before any check every provider is eligible beside MaxLag, and every counter is at 0",
-			golden: "before-any-check"},
-		{name: "a published check exports every provider's verdict, height, lag and lead, and counts itself published",
-			golden: "published", checks: [][]answer{{behind, healthy}}},
-		{name: "a provider whose probe fails is down and ineligible without height or lag, and counted by its reason",
-			golden: "one-failing", checks: [][]answer{{unavailable, healthy}}},
-		{name: "a provider whose probe fails keeps the time it last advanced",
-			golden: "failing-after-advancing", checks: [][]answer{{behind, healthy}, {unavailable, {height: 111, chain: mainnet}}}},
-		{name: "a provider that MaxAhead leaves out is ineligible with how far ahead it is, and a failed one has no lead",
-			golden: "ahead", providers: 4, tune: func(c *blocklag.Config) { c.MaxAhead = 5; c.Quorum = 2 },
-			checks: [][]answer{{{height: 1000, chain: mainnet}, healthy, healthy, unavailable}}},
-		{name: "a provider cut off fails as transport and one that hangs as timeout",
-			golden: "transport-and-timeout", providers: 3, checks: [][]answer{{healthy, cut, hang}}},
-		{name: "each failed provider has its own reason",
-			golden: "every-reason", providers: 8,
-			checks: [][]answer{{healthy, behind, tooMany, limitErr, forbidden, unavailable, otherChain, cut}}},
-		{name: "a provider whose reason changes has only its new one",
-			golden: "reason-changes", checks: [][]answer{{healthy, cut}, {healthy, hang}}},
-		{name: "a provider that recovers has no reason",
-			golden: "recovers", checks: [][]answer{{healthy, cut}, {healthy, behind}}},
-		{name: "a check in which every probe fails counts each failure and nothing published, and stays fail-open",
-			golden: "every-probe-failing", checks: [][]answer{{rejected, tooMany}}},
-		{name: "the counts add up across checks, published or not",
-			golden: "counts-add-up", checks: [][]answer{{healthy, otherChain}, {rejected, tooMany}, {healthy, tooMany}, {hang, behind}}},
+		{
+			name: "before any check every provider is eligible beside MaxLag, and every counter is at 0",
+			want: slices.Concat(
+				[]string{
+					`blocklag_provider_eligible{provider="a"} 1`,
+					`blocklag_provider_eligible{provider="b"} 1`,
+					`blocklag_max_lag_blocks{} 3`,
+					`blocklag_checks_total{} 0`,
+					`blocklag_checks_published_total{} 0`,
+				},
+				failureCounts("a", nil),
+				failureCounts("b", nil),
+			),
+		},
+		{
+			name: "a published check exports every provider's verdict, height, lag and lead, " +
+				"and counts itself published",
+			checks: [][]answer{{behind, healthy}},
+			want: []string{
+				`blocklag_provider_eligible{provider="a"} 0`,
+				`blocklag_provider_eligible{provider="b"} 1`,
+				`blocklag_provider_up{provider="a"} 1`,
+				`blocklag_provider_up{provider="b"} 1`,
+				`blocklag_provider_height{provider="a"} 100`,
+				`blocklag_provider_height{provider="b"} 110`,
+				`blocklag_provider_lag_blocks{provider="a"} 10`,
+				`blocklag_provider_lag_blocks{provider="b"} 0`,
+				`blocklag_provider_ahead_blocks{provider="a"} 0`,
+				`blocklag_provider_ahead_blocks{provider="b"} 0`,
+				`blocklag_reference_height{} 110`,
+				`blocklag_checks_total{} 1`,
+				`blocklag_checks_published_total{} 1`,
+			},
+		},
+		{
+			name: "a provider whose probe fails is down and ineligible without height or lag, " +
+				"and counted by its reason",
+			checks: [][]answer{{unavailable, healthy}},
+			want: slices.Concat(
+				[]string{
+					`blocklag_provider_eligible{provider="a"} 0`,
+					`blocklag_provider_eligible{provider="b"} 1`,
+					`blocklag_provider_up{provider="a"} 0`,
+					`blocklag_provider_up{provider="b"} 1`,
+					`blocklag_provider_height{provider="b"} 110`,
+					`blocklag_provider_lag_blocks{provider="b"} 0`,
+				},
+				reasonStates("a", "http_status"),
+				reasonStates("b", ""),
+				failureCounts("a", map[string]int{"http_status": 1}),
+				failureCounts("b", nil),
+			),
+		},
+		{
+			name:   "a provider whose probe fails keeps the time it last advanced",
+			checks: [][]answer{{behind, healthy}, {unavailable, {height: 111, chain: mainnet}}},
+			want: []string{
+				`blocklag_provider_up{provider="a"} 0`,
+				`blocklag_provider_up{provider="b"} 1`,
+				`blocklag_provider_advanced_timestamp_seconds{provider="a"} 1`,
+				`blocklag_provider_advanced_timestamp_seconds{provider="b"} 1`,
+			},
+		},
+		{
+			name: "a provider that MaxAhead leaves out is ineligible with how far ahead it is, " +
+				"and a failed one has no lead",
+			providers: 4,
+			tune: func(c *blocklag.Config) {
+				c.MaxAhead = 5
+				c.Quorum = 2
+			},
+			checks: [][]answer{{{height: 1000, chain: mainnet}, healthy, healthy, unavailable}},
+			want: []string{
+				`blocklag_provider_eligible{provider="a"} 0`,
+				`blocklag_provider_eligible{provider="b"} 1`,
+				`blocklag_provider_eligible{provider="c"} 1`,
+				`blocklag_provider_eligible{provider="d"} 0`,
+				`blocklag_provider_height{provider="a"} 1000`,
+				`blocklag_provider_height{provider="b"} 110`,
+				`blocklag_provider_height{provider="c"} 110`,
+				`blocklag_provider_ahead_blocks{provider="a"} 890`,
+				`blocklag_provider_ahead_blocks{provider="b"} 0`,
+				`blocklag_provider_ahead_blocks{provider="c"} 0`,
+				`blocklag_reference_height{} 110`,
+			},
+			golden: "monitor",
+		},
+		{
+			name:      "a provider cut off fails as transport and one that hangs as timeout",
+			providers: 3,
+			checks:    [][]answer{{healthy, cut, hang}},
+			want: slices.Concat(
+				reasonStates("a", ""),
+				reasonStates("b", "transport"),
+				reasonStates("c", "timeout"),
+				failureCounts("a", nil),
+				failureCounts("b", map[string]int{"transport": 1}),
+				failureCounts("c", map[string]int{"timeout": 1}),
+			),
+		},
+		{
+			name:      "each failed provider has its own reason",
+			providers: 8,
+			checks: [][]answer{
+				{healthy, behind, tooMany, limitErr, forbidden, unavailable, otherChain, cut},
+			},
+			want: slices.Concat(
+				reasonStates("a", ""),
+				reasonStates("b", ""),
+				reasonStates("c", "rate_limited"),
+				reasonStates("d", "rate_limited"),
+				reasonStates("e", "unauthorized"),
+				reasonStates("f", "http_status"),
+				reasonStates("g", "wrong_chain"),
+				reasonStates("h", "transport"),
+			),
+		},
+		{
+			name:   "a provider whose reason changes has only its new one",
+			checks: [][]answer{{healthy, cut}, {healthy, hang}},
+			want: slices.Concat(
+				reasonStates("a", ""),
+				reasonStates("b", "timeout"),
+				failureCounts("a", nil),
+				failureCounts("b", map[string]int{"transport": 1, "timeout": 1}),
+			),
+		},
+		{
+			name:   "a provider that recovers has no reason, and its counter keeps the failure",
+			checks: [][]answer{{healthy, cut}, {healthy, behind}},
+			want: slices.Concat(
+				[]string{
+					`blocklag_provider_up{provider="a"} 1`,
+					`blocklag_provider_up{provider="b"} 1`,
+				},
+				reasonStates("a", ""),
+				reasonStates("b", ""),
+				failureCounts("a", nil),
+				failureCounts("b", map[string]int{"transport": 1}),
+			),
+		},
+		{
+			name: "a check in which every probe fails counts each failure and nothing published, " +
+				"and stays fail-open",
+			checks: [][]answer{{rejected, tooMany}},
+			want: slices.Concat(
+				[]string{
+					`blocklag_provider_eligible{provider="a"} 1`,
+					`blocklag_provider_eligible{provider="b"} 1`,
+					`blocklag_checks_total{} 1`,
+					`blocklag_checks_published_total{} 0`,
+				},
+				failureCounts("a", map[string]int{"unauthorized": 1}),
+				failureCounts("b", map[string]int{"rate_limited": 1}),
+			),
+		},
+		{
+			name: "the counts add up across checks, published or not",
+			checks: [][]answer{
+				{healthy, otherChain},
+				{rejected, tooMany},
+				{healthy, tooMany},
+				{hang, behind},
+			},
+			want: slices.Concat(
+				[]string{
+					`blocklag_checks_total{} 4`,
+					`blocklag_checks_published_total{} 3`,
+				},
+				failureCounts("a", map[string]int{"unauthorized": 1, "timeout": 1}),
+				failureCounts("b", map[string]int{"wrong_chain": 1, "rate_limited": 2}),
+			),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +241,12 @@ func TestCollectorExportsWhatARealMonitorFound(t *testing.T) {
 				checkWith(t, m, nodes, answers)
 			}
 			c := blocklagprom.NewCollector(m)
-			assertGolden(t, steadyGatherer(registry(c)), "monitor/"+tt.golden)
+			assertExports(t, steadyGatherer(registry(c)), tt.want)
+			if tt.golden != "" {
+				assertEveryFamily(t, registry(c))
+				assertGolden(t, steadyGatherer(registry(c)), tt.golden)
+			}
+			assertGaugesFollowTheJSON(t, registry(c), m.Status(), reasonsOf(m.Stats()))
 			assertLintClean(t, c)
 		})
 	}
@@ -97,15 +254,18 @@ func TestCollectorExportsWhatARealMonitorFound(t *testing.T) {
 
 // A Check in which every probe fails (here, every key rejected) publishes
 // nothing, so every gauge stays as the check in force left it, fail-open
-// included. (TestCollectorExportsWhatARealMonitorFound shows that the
-// counters count such checks.)
+// included. That the counters count such checks is tested with the other
+// counts.
 func TestACheckInWhichEveryProbeFailsChangesNoGauge(t *testing.T) {
 	tests := []struct {
 		name   string
 		before [][]answer // the Checks before the failing ones
 	}{
-		{"a fail-open Monitor stays fail-open", nil},
-		{"a Monitor keeps the verdicts of its last published check", [][]answer{{healthy, behind}}},
+		{name: "a fail-open Monitor stays fail-open"},
+		{
+			name:   "a Monitor keeps the verdicts of its last published check",
+			before: [][]answer{{healthy, behind}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,8 +276,10 @@ func TestACheckInWhichEveryProbeFailsChangesNoGauge(t *testing.T) {
 			for range 2 {
 				checkWith(t, m, nodes, []answer{rejected, rejected})
 			}
-			if got := gauges(t, reg); !maps.Equal(got, kept) {
-				t.Errorf("after checks in which every probe failed, the gauges are\n%v\nwant them as they were:\n%v", got, kept)
+			got := gauges(t, reg)
+			if !maps.Equal(got, kept) {
+				t.Errorf("after checks in which every probe failed, the gauges are\n%v\n"+
+					"want them as they were:\n%v", got, kept)
 			}
 		})
 	}
@@ -130,12 +292,13 @@ func TestCollectorOfANilOrZeroMonitorExportsNothing(t *testing.T) {
 		name    string
 		monitor *blocklag.Monitor
 	}{
-		{"a nil Monitor exports nothing", nil},
-		{"a zero Monitor, which New did not make, exports nothing", &blocklag.Monitor{}},
+		{name: "a nil Monitor exports nothing", monitor: nil},
+		{name: "a zero Monitor, which New did not make, exports nothing", monitor: &blocklag.Monitor{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if families, err := registry(blocklagprom.NewCollector(tt.monitor)).Gather(); err != nil || len(families) > 0 {
+			families, err := registry(blocklagprom.NewCollector(tt.monitor)).Gather()
+			if err != nil || len(families) > 0 {
 				t.Errorf("gathered %v, error %v; want nothing", families, err)
 			}
 		})
@@ -151,8 +314,10 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 		m, nodes := newMonitor(t, 2)
 		at := answer{height: uint64(100 * (i + 1)), chain: mainnet}
 		checkWith(t, m, nodes, []answer{at, at})
-		prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg).MustRegister(blocklagprom.NewCollector(m))
-		if err := reg.Register(blocklagprom.NewCollector(m)); err == nil {
+		wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"chain": chain}, reg)
+		wrapped.MustRegister(blocklagprom.NewCollector(m))
+		err := reg.Register(blocklagprom.NewCollector(m))
+		if err == nil {
 			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
 		}
 	}
@@ -176,7 +341,9 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range uint64(50) { // b gains a block on a each time
-			checkWith(t, m, nodes, []answer{{height: 100 + i, chain: mainnet}, {height: 100 + 2*i, chain: mainnet}})
+			a := answer{height: 100 + i, chain: mainnet}
+			b := answer{height: 100 + 2*i, chain: mainnet}
+			checkWith(t, m, nodes, []answer{a, b})
 		}
 	}()
 	var wg sync.WaitGroup
@@ -184,28 +351,48 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for scraping := true; scraping; {
+			for {
+				last := false
 				select {
 				case <-done:
-					scraping = false // one last scrape after the last Check
+					last = true // one last scrape after the last Check
 				default:
 				}
-				if c := counters(t, reg); c[`blocklag_checks_published_total{}`] > c[`blocklag_checks_total{}`] {
-					t.Errorf("%v checks published of %v: not from one Stats", c[`blocklag_checks_published_total{}`], c[`blocklag_checks_total{}`])
-				}
-				g := gauges(t, reg)
-				ref, ok := g[`blocklag_reference_height{}`]
-				for _, id := range []string{"a", "b"} {
-					height, lag := g[`blocklag_provider_height{provider="`+id+`"}`], g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
-					eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
-					if ok && (lag != ref-height || (eligible == 1) != (lag <= 3)) {
-						t.Errorf("%s: reference %v, height %v, lag %v, eligible %v: not from one check", id, ref, height, lag, eligible)
-					}
+				assertScrapeSeesOneCheck(t, reg)
+				if last {
+					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// assertScrapeSeesOneCheck scrapes reg, a collector of a Monitor with
+// MaxLag 3 over the providers a and b, and fails t unless the scrape's
+// lags, verdicts and counters each come from one check.
+func assertScrapeSeesOneCheck(t *testing.T, reg prometheus.Gatherer) {
+	t.Helper()
+	c := counters(t, reg)
+	published := c[`blocklag_checks_published_total{}`]
+	checks := c[`blocklag_checks_total{}`]
+	if published > checks {
+		t.Errorf("%v checks published of %v: not from one Stats", published, checks)
+	}
+	g := gauges(t, reg)
+	ref, ok := g[`blocklag_reference_height{}`]
+	if !ok {
+		return // fail-open, before the first published check
+	}
+	for _, id := range []string{"a", "b"} {
+		height := g[`blocklag_provider_height{provider="`+id+`"}`]
+		lag := g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
+		eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
+		if lag != ref-height || (eligible == 1) != (lag <= 3) {
+			t.Errorf("%s: reference %v, height %v, lag %v, eligible %v: not from one check",
+				id, ref, height, lag, eligible)
+		}
+	}
 }
 
 // checkedMonitor is newMonitor(t, n) after one Check per entry of checks,

@@ -62,7 +62,8 @@ func TestEveryAlertHasUnitTestsThatFireAndStayQuiet(t *testing.T) {
 	}
 	for _, a := range alerts {
 		if !tested[a][true] || !tested[a][false] {
-			t.Errorf("%s: %s has no unit test in which it fires, and one in which it stays quiet (%v)", rulesTestFile, a, tested[a])
+			t.Errorf("%s: %s has no unit test in which it fires, and one in which it stays quiet (%v)",
+				rulesTestFile, a, tested[a])
 		}
 	}
 }
@@ -75,11 +76,12 @@ func TestEveryAlertHasASeverityAnnotationsAndARunbook(t *testing.T) {
 	for _, h := range scan(t, "README.md", `^#+ (.+)$`) {
 		headings[strings.ToLower(strings.ReplaceAll(h, " ", "-"))] = true
 	}
+	alertLine := regexp.MustCompile(`^\s*- alert: (\w+)`)
 	field := regexp.MustCompile(`^\s*(severity|summary|description|runbook_url): *(.*)$`)
 	found := map[string]map[string]string{} // alert -> field -> value
 	var alert string
 	for _, line := range lines(t, rulesFile) {
-		if m := regexp.MustCompile(`^\s*- alert: (\w+)`).FindStringSubmatch(line); m != nil {
+		if m := alertLine.FindStringSubmatch(line); m != nil {
 			alert = m[1]
 			found[alert] = map[string]string{}
 		} else if m := field.FindStringSubmatch(line); m != nil && alert != "" {
@@ -102,7 +104,8 @@ func TestEveryAlertHasASeverityAnnotationsAndARunbook(t *testing.T) {
 		}
 		anchor, ok := strings.CutPrefix(f["runbook_url"], runbooks)
 		if !ok || anchor != strings.ToLower(alert) || !headings[anchor] {
-			t.Errorf("%s: runbook_url %q, want %s%s, a section of README.md", alert, f["runbook_url"], runbooks, strings.ToLower(alert))
+			t.Errorf("%s: runbook_url %q, want %s%s, a section of README.md",
+				alert, f["runbook_url"], runbooks, strings.ToLower(alert))
 		}
 	}
 }
