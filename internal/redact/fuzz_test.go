@@ -22,7 +22,8 @@ func FuzzRedactShowsNoSecret(f *testing.F) {
 	const rest = "bcdef0123456789abcdef0123456789"
 	f.Add("admin", "p&ssKilo42=w0rd", "a"+rest, "98765432", "project \a"+rest+" unknown", uint8(0))
 	f.Add("", "", "u0026"+rest, "1", "key &"+rest, uint8(9))
-	f.Add("us er", "pa\"ss", "caf\u00e9-0123456789", "k%2Fk%2Fk%2Fk", `{"id":"caf\u00e9-0123456789"}`, uint8(7))
+	f.Add("us er", "pa\"ss", "caf\u00e9-0123456789", "k%2Fk%2Fk%2Fk", `{"id":"caf\u00e9-0123456789"}`,
+		uint8(7))
 	f.Add("a", "b", "x1b"+rest, "v w+x 12345678", "\x1b"+rest+" \xab"+rest, uint8(30))
 	f.Add("[redacted]", "[redacted]hunter2hunter2", "ab12345678[red", "0", "0", uint8(53))
 	f.Add("u", "p", "9aa3d95b3bc4"+rest, "x", "invalid project id %9aa3d95b3bc4"+rest, uint8(4))

@@ -317,7 +317,7 @@ func escapeReserved(s string, lower bool) string {
 			b.WriteByte(c)
 			continue
 		}
-		b.WriteString(escapeAll(string(c), lower))
+		b.WriteString(escapeAll(string([]byte{c}), lower))
 	}
 	return b.String()
 }
