@@ -23,6 +23,8 @@ func TestEachByteIsShownInTheAlphabet(t *testing.T) {
 	}
 }
 
+// Outside text is shown in the alphabet whatever it holds, and putting it
+// in the alphabet a second time changes nothing.
 func TestOutsideTextIsShownInTheAlphabet(t *testing.T) {
 	for _, tt := range []struct {
 		name string

@@ -17,7 +17,7 @@ type shownCase struct {
 	want string
 }
 
-// run checks each case in a subtest of its own name.
+// runShown checks each case in a subtest of its own name.
 func runShown(t *testing.T, tests []shownCase) {
 	t.Helper()
 	for _, tt := range tests {
@@ -30,6 +30,10 @@ func runShown(t *testing.T, tests []shownCase) {
 	}
 }
 
+// Beside the user name, the password, the whole path and the whole query,
+// a path segment or a query value is a secret on its own when, as written,
+// it is 8 bytes with a digit or 20 bytes; the words of URL formats and the
+// host stay readable.
 func TestWhichPartsOfAURLAreSecrets(t *testing.T) {
 	runShown(t, []shownCase{
 		{"dRPC's network word beside Chainstack's host stays readable",
