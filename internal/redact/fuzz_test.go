@@ -14,8 +14,8 @@ import (
 // path segment and query value, written as buildURL's style says, and
 // embeds it in a fuzzed text in each spelling of the URL, beside the Basic
 // header of its userinfo. Neither Message nor Outside shows a form of its
-// secrets in either reading, and Outside stays in the alphabet and within
-// its limit. Its secrets alone, clipped at a fuzzed limit, show no 8-byte
+// secrets in either reading, a second Message changes nothing, and Outside
+// stays in the alphabet and within its limit. Its secrets alone, clipped at a fuzzed limit, show no 8-byte
 // piece. Run longer with:
 // go test -run '^$' -fuzz FuzzRedactShowsNoSecret -fuzztime 5m ./internal/redact
 func FuzzRedactShowsNoSecret(f *testing.F) {
@@ -50,8 +50,12 @@ func FuzzRedactShowsNoSecret(f *testing.F) {
 		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
 		for _, sp := range spellings {
 			full := text + " " + sp.of(u.raw, parsed) + " " + basic
-			if piece := visibleIn(r.Message(full), all, 0); piece != "" {
+			message := r.Message(full)
+			if piece := visibleIn(message, all, 0); piece != "" {
 				t.Errorf("Message of %q (%s) shows %q", full, sp.name, piece)
+			}
+			if again := r.Message(message); again != message {
+				t.Errorf("Message of %q (%s) is %q, and again %q", full, sp.name, message, again)
 			}
 			shown := r.Outside(full, limit)
 			if piece := visibleIn(shown, all, 0); piece != "" {

@@ -57,8 +57,17 @@ func New(urls []string) *Redactor {
 // outside text, a quote or a number, may complete a secret, so a message
 // is redacted whole once it is written. Redacting twice changes nothing.
 func (r *Redactor) Message(msg string) string {
-	redacted, _ := r.upTo(msg, len(msg))
-	return redacted
+	for {
+		redacted, _ := r.upTo(msg, len(msg))
+		if redacted == msg {
+			return msg
+		}
+		// A marker written in place of one secret may complete another
+		// that holds part of the marker, such as the password "b[red". A
+		// pass that changes the text takes bytes other than markers into
+		// one, or joins two markers, so the passes end.
+		msg = redacted
+	}
 }
 
 // Outside returns outside text as a message shows it: in the alphabet,
