@@ -2,6 +2,7 @@ package blocklag
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -217,5 +218,69 @@ func TestCompactAnswerIsJudgedWithoutAllocating(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("judging the common answer allocates %v times", allocs)
+	}
+}
+
+// TestProviderJSONShowsNoKey pins how a provider's JSON is shown: a string
+// from its own bytes, an invalid UTF-8 byte as one '?', and an object or an
+// array by its kind alone, so that no echoed key escapes redaction.
+func TestProviderJSONShowsNoKey(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		url    string // the provider's URL, with its key
+		piece  string // 8 bytes of the key that must not show
+		body   string // what the provider answers
+		status int
+		want   string // part of the message
+	}{
+		{name: "a key holding %FF echoed as its raw byte in a message",
+			url:   "http://node.example/v3/k%FFey0123456789",
+			piece: "ey012345",
+			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,` +
+				"\"message\":\"bad key k\xffey0123456789\"}}",
+			want: `RPC error -32000: "bad key [redacted]"`},
+		{name: "a key holding %FF echoed as its raw byte in a result",
+			url:   "http://node.example/v3/k%FFey0123456789",
+			piece: "ey012345",
+			body:  "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"k\xffey0123456789\"}",
+			want:  `result "[redacted]" is not a canonical hex quantity`},
+		{name: "a key holding a quote echoed inside an object",
+			url:   "http://node.example/v3/ab%22cd0123456789",
+			piece: "cd012345",
+			body:  `{"jsonrpc":"2.0","id":{"key":"ab\"cd0123456789"},"result":"0x1"}`,
+			want:  "answer id is an object"},
+		{name: "a key echoed inside an array",
+			url:   "http://node.example/?apikey=arraykey0123456789",
+			piece: "key01234",
+			body:  `{"jsonrpc":"2.0","id":["arraykey0123456789"],"result":"0x1"}`,
+			want:  "answer id is an array"},
+		{name: "a key echoed with JSON escapes in a message",
+			url:   "http://node.example/v3/escaped0123456789",
+			piece: "ed012345",
+			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,` +
+				`"message":"bad key e\u0073caped0123456789"}}`,
+			want: `RPC error -32000: "bad key [redacted]"`},
+		{name: "a key holding %FF echoed in the message of a 401",
+			url:    "http://node.example/v3/k%FFey0123456789",
+			piece:  "ey012345",
+			status: http.StatusUnauthorized,
+			body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32002,` +
+				"\"message\":\"k\xffey0123456789\"}}",
+			want: `HTTP status 401: RPC error -32002: "[redacted]"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				status := tt.status
+				if status == 0 {
+					status = http.StatusOK
+				}
+				return response(r, status, tt.body, -1), nil
+			})
+			err := check(mustNew(t, Config{Endpoints: named("a", tt.url), Base: base}))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check = %v, want it to say %q", err, tt.want)
+			}
+			assertShowsNone(t, err, tt.piece)
+		})
 	}
 }

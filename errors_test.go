@@ -275,7 +275,7 @@ func TestCheckErrorIsOneLineInConfiguredOrder(t *testing.T) {
 	})
 }
 
-// Hand-built errors show one line, their outside text reduced, and all but
+// Hand-built errors show one line, their outside text in the alphabet, and all but
 // a lone RPCError start with blocklag's prefix.
 func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 	const hostile = "a\nb\x1b[2J\u0085\u202e\xff"

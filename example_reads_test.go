@@ -81,7 +81,7 @@ func ExampleOwnCredentials() {
 	// second received rpcuser
 }
 
-// Redact masks what a provider said in the error of an application's own
+// Redact redacts what a provider said in the error of an application's own
 // read: here a 401 whose body echoes the key, as go-ethereum's HTTP errors
 // print it.
 func ExampleMonitor_Redact() {
