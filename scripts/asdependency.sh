@@ -47,5 +47,5 @@ import blocklag "github.com/yermakovsa/failnext-blocklag"
 
 func main() { _, _ = blocklag.New(blocklag.Config{}) }
 GO
-echo "== root tests as a dependency at v0.1.0, from a read-only copy"
-go test -count=1 -timeout 5m github.com/yermakovsa/failnext-blocklag
+echo "== the root module's tests as a dependency at v0.1.0, from a read-only copy"
+go test -count=1 -timeout 5m github.com/yermakovsa/failnext-blocklag/...
