@@ -72,7 +72,10 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
 		return attr(r, "from") == uint64(20) && attr(r, "to") == uint64(5) && attr(r, "led") == failnext.EndpointID("backup")
 	})
-	log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 5))
+	r = log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 5))
+	if r.Level != slog.LevelInfo {
+		t.Errorf("the first read served by the primary was logged at %v, want INFO: its provider changed", r.Level)
+	}
 
 	stop()
 	log.waitFor(t, "the loop stopping", "stopped", func(slog.Record) bool { return true })
@@ -104,6 +107,83 @@ func TestReadsFailOverWhenAProviderGivesNoAnswer(t *testing.T) {
 	r := log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 7))
 	if got := attr(r, "attempts"); got != int64(2) {
 		t.Errorf("read logged attempts=%v, want 2", got)
+	}
+}
+
+// A provider that answers probes but takes reads and never answers them
+// costs a read one probe timeout: the read then goes to the next eligible
+// provider, well within the read's own timeout, and its line names both.
+func TestAHungReadMovesToTheNextProvider(t *testing.T) {
+	hung := startProvider(t, "0x7", hang)
+	next := startProvider(t, "0x7", nil)
+	endpoints := []failnext.Endpoint{{ID: "hung", URL: hung.URL}, {ID: "next", URL: next.URL}}
+	log := &cursor{tap: tapLog(t)}
+	startRun(t, endpoints, time.Hour, time.Hour, "")
+	r := log.waitFor(t, "the first read", "", isRead)
+	if r.Message != "read" || !servedBy("next", 7)(r) {
+		t.Fatalf("the first read logged %q endpoint=%v err=%v, want it served by next",
+			r.Message, attr(r, "endpoint"), attr(r, "err"))
+	}
+	if attempts, tried := attr(r, "attempts"), attr(r, "tried"); attempts != int64(2) || tried != "hung,next" {
+		t.Errorf("the read logged attempts=%v tried=%v, want 2 and hung,next", attempts, tried)
+	}
+}
+
+// A read served by the same provider as the last one, at the first
+// attempt, is routine: it is logged at the debug level, which the default
+// logger leaves out, while the first read, served by a provider new to the
+// log, is logged at the info level.
+func TestRoutineReadsAreLoggedAtTheDebugLevel(t *testing.T) {
+	a := startProvider(t, "0x5", nil)
+	b := startProvider(t, "0x5", nil)
+	endpoints := []failnext.Endpoint{{ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
+	log := &cursor{tap: tapLog(t)}
+	startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
+	var levels []slog.Level
+	for range 4 {
+		levels = append(levels, log.waitFor(t, "a read served by a", "read", servedBy("a", 5)).Level)
+	}
+	want := []slog.Level{slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
+	if fmt.Sprint(levels) != fmt.Sprint(want) {
+		t.Errorf("four reads served by a were logged at %v, want %v", levels, want)
+	}
+}
+
+// A failed read's line names the providers it was sent to, in order, and
+// how many attempts it made. When no provider answered, its error is the
+// last attempt's: go-ethereum's own text would name the read's URL, the
+// first provider's host, whichever provider failed.
+func TestAFailedReadNamesTheProvidersItWasSentTo(t *testing.T) {
+	tests := []struct {
+		name   string
+		first  http.HandlerFunc
+		second http.HandlerFunc
+		want   string // in the logged error
+	}{
+		{"both answer 502 or 503", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+		}, "502 Bad Gateway"},
+		{"both hang up", hangUp, hangUp, "EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := startProvider(t, "0x9", tt.first)
+			second := startProvider(t, "0x9", tt.second)
+			endpoints := []failnext.Endpoint{{ID: "first", URL: first.URL}, {ID: "second", URL: second.URL}}
+			log := &cursor{tap: tapLog(t)}
+			stop := startRun(t, endpoints, time.Hour, time.Hour, "")
+			r := log.waitFor(t, "the failed read", "read failed", func(slog.Record) bool { return true })
+			stop()
+			if attempts, tried := attr(r, "attempts"), attr(r, "tried"); attempts != int64(2) || tried != "first,second" {
+				t.Errorf("read failed logged attempts=%v tried=%v, want 2 and first,second", attempts, tried)
+			}
+			text := fmt.Sprint(attr(r, "err"))
+			if !strings.Contains(text, tt.want) || strings.Contains(text, first.Listener.Addr().String()) {
+				t.Errorf("read failed logged err=%q, want it to hold %q and not the first's address", text, tt.want)
+			}
+		})
 	}
 }
 

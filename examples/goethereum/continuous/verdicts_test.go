@@ -115,6 +115,15 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 				{{both("0x11", "0x30"), nil}},
 				{{both("0x30", "0x30"), []string{"provider eligible a"}}},
 			}},
+		// a is 6 blocks behind, then 11, 50, 79 and 100.
+		{"a lag that doubles is a new line each time",
+			[]string{"a", "b"}, [][]step{
+				{{both("0x10", "0x16"), []string{"provider ineligible: behind a", "provider eligible b"}}},
+				{{both("0x10", "0x1b"), nil}},
+				{{both("0x10", "0x42"), []string{"provider ineligible: behind a"}}},
+				{{both("0x10", "0x5f"), nil}},
+				{{both("0x10", "0x74"), []string{"provider ineligible: behind a"}}},
+			}},
 		{"no provider answering keeps the verdicts, said once per provider",
 			[]string{"a", "b"}, [][]step{
 				{{both("refuse", "429"), []string{
@@ -152,7 +161,7 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &checker{monitor: monitor, maxAhead: cfg.MaxAhead, said: map[failnext.EndpointID]string{}}
+			c := &checker{monitor: monitor, said: map[failnext.EndpointID]line{}}
 			tap := tapLog(t)
 			n := 0
 			for _, steps := range tt.steps {
@@ -216,30 +225,34 @@ func TestReferenceFellSaysWhy(t *testing.T) {
 }
 
 // Every line the loop logs fits in 200 bytes as the standard logger writes
-// it, date and time included, at its longest: a name of the most bytes
-// allowed, heights of 20 digits, and errors of 300 bytes.
+// it, date and time included, at its longest: names of the most bytes
+// allowed, heights of 20 digits, errors of 300 bytes, and a read that
+// failed after trying twelve providers.
 func TestEveryLineFits200Bytes(t *testing.T) {
 	const id = failnext.EndpointID("abcdefghijklmnop")
 	if !validName(string(id)) {
 		t.Fatalf("%q is not a valid name: the test needs the longest", id)
 	}
 	const top = math.MaxUint64
-	long := &blocklag.StatusError{StatusCode: http.StatusTooManyRequests,
-		RPC: &blocklag.RPCError{Code: -32005, Message: strings.Repeat("m", 300)}}
+	long := &blocklag.StatusError{
+		StatusCode: http.StatusTooManyRequests,
+		RPC:        &blocklag.RPCError{Code: -32005, Message: strings.Repeat("m", 300)},
+	}
 	failedProbe := &blocklag.ProbeError{Endpoint: id, Err: long}
-	st := blocklag.Status{Checked: time.Now(), Reference: top, MaxLag: top}
+	st := blocklag.Status{Checked: time.Now(), Reference: top, MaxLag: top, MaxAhead: top}
 	lines := map[string]line{
-		"eligible, ahead": verdictOf(st, blocklag.EndpointStatus{ID: id, Eligible: true, Height: top, Lag: top, Ahead: top}, top),
-		"too far ahead":   verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Ahead: top}, top),
-		"behind":          verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Lag: top}, top),
-		"probe failed":    verdictOf(st, blocklag.EndpointStatus{ID: id, Err: failedProbe}, top),
-		"verdict kept":    unanswered(failedProbe, true),
+		"eligible, ahead": verdictOf(st,
+			blocklag.EndpointStatus{ID: id, Eligible: true, Height: top, Lag: top, Ahead: top}),
+		"too far ahead": verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Ahead: top}),
+		"behind":        verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Lag: top}),
+		"probe failed":  verdictOf(st, blocklag.EndpointStatus{ID: id, Err: failedProbe}),
+		"verdict kept":  unanswered(failedProbe, true),
 	}
 
 	var out bytes.Buffer
 	log.SetOutput(&out)
 	defer log.SetOutput(os.Stderr)
-	c := &checker{said: map[failnext.EndpointID]string{}}
+	c := &checker{said: map[failnext.EndpointID]line{}}
 	for _, l := range lines {
 		c.log(l)
 	}
@@ -248,22 +261,33 @@ func TestEveryLineFits200Bytes(t *testing.T) {
 		blocklag.Status{Reference: top - 1, Endpoints: []blocklag.EndpointStatus{{ID: id, Err: failedProbe}}})
 	slog.Warn(msg, attrs...)
 
-	// A read whose provider answers 401 with a long body.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusUnauthorized)
+	// A read sent to twelve providers, each answering 503 with a long body.
+	srv := startProvider(t, "0x1", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, strings.Repeat("no key ", 100))
-	}))
-	defer srv.Close()
-	client, err := dial(context.Background(), srv.URL, http.DefaultTransport)
+	})
+	var endpoints []failnext.Endpoint
+	for i := range 12 {
+		name := fmt.Sprintf("%s%02d", id[:len(id)-2], i)
+		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(name), URL: srv.URL})
+	}
+	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, OnEvent: onEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := dial(context.Background(), srv.URL, transport)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	read(context.Background(), client, nil)
+	(&reader{client: client}).read(context.Background())
 
 	text := strings.TrimSuffix(out.String(), "\n")
 	if n := strings.Count(text, "\n") + 1; n != len(lines)+2 {
 		t.Fatalf("logged %d lines, want %d:\n%s", n, len(lines)+2, text)
+	}
+	if !strings.Contains(text, "attempts=12") {
+		t.Errorf("the failed read's line does not say it made 12 attempts:\n%s", text)
 	}
 	for _, l := range strings.Split(text, "\n") {
 		if len(l) > 200 {

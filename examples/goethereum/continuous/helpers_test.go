@@ -3,7 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,8 +73,9 @@ type cursor struct {
 	next int
 }
 
-// waitFor returns the next record with message msg for which match holds,
-// skipping the others, and fails the test if none comes within testTimeout.
+// waitFor returns the next record with message msg (any message, for "")
+// for which match holds, skipping the others, and fails the test if none
+// comes within testTimeout.
 func (c *cursor) waitFor(t *testing.T, what, msg string, match func(slog.Record) bool) slog.Record {
 	t.Helper()
 	timeout := time.After(testTimeout)
@@ -76,7 +84,8 @@ func (c *cursor) waitFor(t *testing.T, what, msg string, match func(slog.Record)
 		records, more := c.tap.records, c.tap.more
 		c.tap.mu.Unlock()
 		for ; c.next < len(records); c.next++ {
-			if r := records[c.next]; r.Message == msg && match(r) {
+			r := records[c.next]
+			if (msg == "" || r.Message == msg) && match(r) {
 				c.next++
 				return r
 			}
@@ -151,4 +160,77 @@ func startDevNode(t *testing.T, blocks int) *devnet.Node {
 	t.Cleanup(n.Stop)
 	n.Commit(blocks)
 	return n
+}
+
+// isRead matches a record of a read, served or failed.
+func isRead(r slog.Record) bool {
+	return r.Message == "read" || r.Message == "read failed"
+}
+
+// isProbe reports whether r is one of blocklag's probes, which name
+// blocklag in their User-Agent; go-ethereum's reads do not.
+func isProbe(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("User-Agent"), "failnext-blocklag")
+}
+
+// answerHeight answers a JSON-RPC request, a probe or a read of
+// eth_blockNumber, with height, such as "0x12".
+func answerHeight(w http.ResponseWriter, r *http.Request, height string) {
+	var req struct{ ID json.RawMessage }
+	json.NewDecoder(r.Body).Decode(&req)
+	if len(req.ID) == 0 {
+		req.ID = json.RawMessage("1")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%q}`, req.ID, height)
+}
+
+// startProvider starts a provider at height that answers blocklag's
+// probes, and reads too when reads is nil; otherwise reads handles them.
+// It closes when the test ends, its connections first, so that a handler
+// waiting on its request's context returns.
+func startProvider(t *testing.T, height string, reads http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reads == nil || isProbe(r) {
+			answerHeight(w, r, height)
+			return
+		}
+		reads(w, r)
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
+}
+
+// hang is a handler that answers nothing until the client gives up. It
+// reads the request's body first: the server notices a closed connection,
+// and ends the request's context, only once the body has been read.
+func hang(_ http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	<-r.Context().Done()
+}
+
+// hangUp is a handler that closes the connection without an answer.
+func hangUp(w http.ResponseWriter, _ *http.Request) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+// setFlag sets the command line's flag name to value until the test ends.
+func setFlag(t *testing.T, name, value string) {
+	t.Helper()
+	f := flag.Lookup(name)
+	if f == nil {
+		t.Fatalf("no flag -%s", name)
+	}
+	old := f.Value.String()
+	if err := f.Value.Set(value); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Value.Set(old) })
 }
