@@ -1,15 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -187,17 +195,23 @@ func answerHeight(w http.ResponseWriter, r *http.Request, height string) {
 
 // startProvider starts a provider at height that answers blocklag's
 // probes, and reads too when reads is nil; otherwise reads handles them.
-// It closes when the test ends, its connections first, so that a handler
-// waiting on its request's context returns.
 func startProvider(t *testing.T, height string, reads http.HandlerFunc) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if reads == nil || isProbe(r) {
 			answerHeight(w, r, height)
 			return
 		}
 		reads(w, r)
-	}))
+	})
+}
+
+// serve starts a local server with handler, and closes it when the test
+// ends, its connections first, so that a handler waiting on its request's
+// context returns.
+func serve(t *testing.T, handler http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -233,4 +247,451 @@ func setFlag(t *testing.T, name, value string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Value.Set(old) })
+}
+
+// buildCommand builds the continuous command, as a user does, into a
+// directory of the test's, and returns its path.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "continuous")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// bell wakes whoever waits for something to happen: a line printed, a
+// request received.
+type bell struct {
+	mu   sync.Mutex
+	rung chan struct{} // closed when the bell rings, then replaced
+}
+
+func newBell() *bell {
+	return &bell{rung: make(chan struct{})}
+}
+
+func (b *bell) ring() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.rung)
+	b.rung = make(chan struct{})
+}
+
+// wait returns once cond holds, and fails the test if it does not within
+// testTimeout.
+func (b *bell) wait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.After(testTimeout)
+	for {
+		b.mu.Lock()
+		rung := b.rung
+		b.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-rung:
+		case <-timeout:
+			t.Fatalf("no %s within %v", what, testTimeout)
+		}
+	}
+}
+
+// keyedProvider is a local provider whose URL holds keys of its own.
+type keyedProvider struct {
+	url     string   // with its keys
+	uri     string   // the path and query of its URL, which every request to it must have
+	auth    string   // the Authorization header every request to it must carry; "" for none
+	secrets []string // its keys, user name, password, and the base64 of user:password
+}
+
+// fleet is a set of local providers, by name, and what they received:
+//   - healthy, behind and ahead answer at heights 18, 10 and 1018;
+//   - keyed-a, keyed-b and keyed-behind have a user:password@ too, answer
+//     only to it, at 18, 18 and 10;
+//   - rejecting and keyed-rejecting answer every request with a 401 that
+//     echoes the request's path, query and credentials;
+//   - redirecting answers probes at 18 and redirects reads to healthy's URL;
+//   - hung takes every request and never answers;
+//   - refusing refuses connections;
+//   - flaky answers at 18 until told to refuse connections.
+type fleet struct {
+	byName map[string]*keyedProvider // not changed once startFleet has returned
+	flaky  *switchable
+	bell   *bell
+
+	mu     sync.Mutex
+	wrong  []string       // what a provider received that was not its own, or lacked of its own
+	probes map[string]int // by provider
+	reads  map[string]int // requests that were not probes, by provider
+}
+
+func startFleet(t *testing.T) *fleet {
+	t.Helper()
+	f := &fleet{
+		byName: map[string]*keyedProvider{},
+		bell:   newBell(),
+		probes: map[string]int{},
+		reads:  map[string]int{},
+	}
+	answer := func(name, height string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != f.ownAuth(name) {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			answerHeight(w, r, height)
+		}
+	}
+	f.serve(t, "healthy", "/v3/", false, answer("healthy", "0x12"))
+	f.serve(t, "behind", "/v3/", false, answer("behind", "0xa"))
+	f.serve(t, "ahead", "/v3/", false, answer("ahead", "0x3fa"))
+	f.serve(t, "keyed-a", "/v3/", true, answer("keyed-a", "0x12"))
+	f.serve(t, "keyed-b", "/rpc/", true, answer("keyed-b", "0x12"))
+	f.serve(t, "keyed-behind", "/v1/", true, answer("keyed-behind", "0xa"))
+	f.serve(t, "rejecting", "/v2/", false, rejectEchoing)
+	f.serve(t, "keyed-rejecting", "/v2/", true, rejectEchoing)
+	f.serve(t, "redirecting", "/v3/", false, func(w http.ResponseWriter, r *http.Request) {
+		if isProbe(r) {
+			answerHeight(w, r, "0x12")
+			return
+		}
+		http.Redirect(w, r, f.urlOf("healthy"), http.StatusTemporaryRedirect)
+	})
+	f.serve(t, "hung", "/rpc/", false, hang)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close() // nothing listens there now
+	f.add("refusing", "http://"+ln.Addr().String(), "/eth/", false)
+
+	f.flaky = &switchable{addr: "127.0.0.1:0", handler: f.record("flaky", answer("flaky", "0x12"))}
+	f.flaky.up(t)
+	t.Cleanup(func() { f.flaky.down(t) })
+	f.add("flaky", "http://"+f.flaky.addr, "/v3/", false)
+	return f
+}
+
+// serve starts provider name, whose URL has a path under prefix and, when
+// withUser, a user:password@.
+func (f *fleet) serve(t *testing.T, name, prefix string, withUser bool, handle http.HandlerFunc) {
+	t.Helper()
+	srv := serve(t, f.record(name, handle))
+	f.add(name, srv.URL, prefix, withUser)
+}
+
+// add gives provider name, at base, a URL with keys of its own.
+func (f *fleet) add(name, base, prefix string, withUser bool) {
+	pathKey := rand.Text()
+	queryKey := rand.Text()
+	p := &keyedProvider{uri: prefix + pathKey + "?apikey=" + queryKey, secrets: []string{pathKey, queryKey}}
+	p.url = base + p.uri
+	if withUser {
+		user := rand.Text()[:12]
+		password := rand.Text()
+		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+		p.auth = "Basic " + basic
+		p.secrets = append(p.secrets, user, password, basic)
+		p.url = strings.Replace(p.url, "://", "://"+user+":"+password+"@", 1)
+	}
+	// The command that sends the requests is another process: the lock
+	// is what orders this write before receive's reads for the race
+	// detector.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.byName[name] = p
+}
+
+// record wraps handle so that the fleet notes what each request to
+// provider name carried before handle answers it.
+func (f *fleet) record(name string, handle http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.receive(name, r)
+		handle(w, r)
+	}
+}
+
+// receive notes one request to provider name: whether it was a probe, and
+// whether it had the provider's own path, query and credentials and
+// nothing of another provider's secrets, in its URI or in any header.
+func (f *fleet) receive(name string, r *http.Request) {
+	defer f.bell.ring()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	own := f.byName[name]
+	if isProbe(r) {
+		f.probes[name]++
+	} else {
+		f.reads[name]++
+	}
+	if r.RequestURI != own.uri {
+		f.wrong = append(f.wrong, name+" received a request URI not its own")
+	}
+	auth := r.Header.Values("Authorization")
+	hasOwn := len(auth) == 1 && auth[0] == own.auth
+	if !hasOwn && (own.auth != "" || len(auth) > 0) {
+		f.wrong = append(f.wrong, name+" did not receive its own Authorization, and it alone")
+	}
+	for other, p := range f.byName {
+		if other == name {
+			continue
+		}
+		for _, secret := range p.secrets {
+			if pieceOf(r.RequestURI, secret) != "" {
+				f.wrong = append(f.wrong, name+" received a piece of a secret of "+other+" in its URI")
+			}
+			for header, values := range r.Header {
+				if pieceOf(strings.Join(values, "\n"), secret) != "" {
+					f.wrong = append(f.wrong,
+						name+" received a piece of a secret of "+other+" in its "+header+" header")
+				}
+			}
+		}
+	}
+}
+
+// ownAuth is the Authorization header that provider name must receive.
+func (f *fleet) ownAuth(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.byName[name].auth
+}
+
+// urlOf is the URL of provider name, keys and all.
+func (f *fleet) urlOf(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.byName[name].url
+}
+
+// list is an ETH_RPC_URLS value naming the providers given, in order.
+func (f *fleet) list(names ...string) string {
+	fields := make([]string, len(names))
+	for i, name := range names {
+		fields[i] = name + "=" + f.urlOf(name)
+	}
+	return strings.Join(fields, " ")
+}
+
+func (f *fleet) probesOf(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.probes[name]
+}
+
+func (f *fleet) readsOf(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads[name]
+}
+
+// requests is how many requests the providers have received in all.
+func (f *fleet) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, counts := range []map[string]int{f.probes, f.reads} {
+		for _, c := range counts {
+			n += c
+		}
+	}
+	return n
+}
+
+// checkReceived fails the test for each kind of request a provider
+// received that it should not have.
+func (f *fleet) checkReceived(t *testing.T) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	for _, w := range f.wrong {
+		if !seen[w] {
+			seen[w] = true
+			t.Error(w)
+		}
+	}
+}
+
+// checkPrinted fails the test if text holds 8 bytes in a row of any
+// provider's secrets.
+func (f *fleet) checkPrinted(t *testing.T, text string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name, p := range f.byName {
+		for _, secret := range p.secrets {
+			if piece := pieceOf(text, secret); piece != "" {
+				t.Errorf("the command printed %q, a piece of a secret of %s:\n%s", piece, name, text)
+			}
+		}
+	}
+}
+
+// pieceOf returns the first 8 bytes in a row of secret that text holds, or
+// "".
+func pieceOf(text, secret string) string {
+	for i := 0; i+8 <= len(secret); i++ {
+		if piece := secret[i : i+8]; strings.Contains(text, piece) {
+			return piece
+		}
+	}
+	return ""
+}
+
+// rejectEchoing answers with a 401 whose JSON-RPC error echoes the
+// request's path, query, Authorization header and user:password, as a
+// provider that rotated a key might.
+func rejectEchoing(w http.ResponseWriter, r *http.Request) {
+	user, password, _ := r.BasicAuth()
+	message := fmt.Sprintf("invalid key in %s (%s; %s:%s)",
+		r.RequestURI, r.Header.Get("Authorization"), user, password)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":%q}}`, message)
+}
+
+// switchable is a provider that can stop accepting connections, and then
+// accept them again at the same address.
+type switchable struct {
+	addr    string // "127.0.0.1:0" until the first up picks a port
+	handler http.Handler
+	srv     *http.Server // nil while down; used by the test's goroutine only
+}
+
+func (s *switchable) up(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s.handler}
+	go s.srv.Serve(ln)
+}
+
+// down closes the listener and every connection: from then on a dial is
+// refused.
+func (s *switchable) down(t *testing.T) {
+	t.Helper()
+	if s.srv == nil {
+		return
+	}
+	if err := s.srv.Close(); err != nil {
+		t.Error(err)
+	}
+	s.srv = nil
+}
+
+// command is one run of the built command, and what it has printed on
+// standard output and standard error.
+type command struct {
+	cmd  *exec.Cmd
+	bell *bell
+	done chan struct{} // closed once it has exited and its output is read
+
+	mu  sync.Mutex
+	out []string // its lines
+}
+
+// start runs bin with args and with env in place of every ETH_RPC_
+// variable of the test's environment, and kills it when the test ends.
+func (f *fleet) start(t *testing.T, bin string, env map[string]string, args ...string) *command {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ETH_RPC_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	cmd.Stderr = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		t.Fatal(err)
+	}
+	c := &command{cmd: cmd, bell: f.bell, done: make(chan struct{})}
+	go func() {
+		scanner := bufio.NewScanner(r)
+		for scanner.Scan() {
+			c.mu.Lock()
+			c.out = append(c.out, scanner.Text())
+			c.mu.Unlock()
+			c.bell.ring()
+		}
+		r.Close()
+		cmd.Wait()
+		close(c.done)
+		c.bell.ring()
+	}()
+	t.Cleanup(c.kill)
+	return c
+}
+
+// kill ends the command, if it has not ended, and waits until it has.
+func (c *command) kill() {
+	c.cmd.Process.Kill()
+	<-c.done
+}
+
+func (c *command) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the command to exit by itself, and returns its status.
+func (c *command) wait(t *testing.T) int {
+	t.Helper()
+	c.bell.wait(t, "exit of the command", c.exited)
+	return c.cmd.ProcessState.ExitCode()
+}
+
+// readLogged matches a line that logs a read, served or failed.
+var readLogged = regexp.MustCompile(`\bread (block=|failed)`)
+
+// waitForRead returns the first line that logs a read, and fails the test
+// if the command exits without one.
+func (c *command) waitForRead(t *testing.T) string {
+	t.Helper()
+	var read string
+	c.bell.wait(t, "read logged", func() bool {
+		for _, l := range c.lines() {
+			if readLogged.MatchString(l) {
+				read = l
+				return true
+			}
+		}
+		return c.exited()
+	})
+	if read == "" {
+		t.Fatalf("the command exited without logging a read; it printed:\n%s", c.text())
+	}
+	return read
+}
+
+func (c *command) lines() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.out...)
+}
+
+func (c *command) text() string {
+	return strings.Join(c.lines(), "\n")
 }
