@@ -543,16 +543,25 @@ func pieceOf(text, secret string) string {
 	return ""
 }
 
-// rejectEchoing answers with a 401 whose JSON-RPC error echoes the
-// request's path, query, Authorization header and user:password, as a
-// provider that rotated a key might.
+// rejectEchoing answers with a 401 that echoes the request's user:password
+// and Authorization header, if any, then its path and query, as a provider
+// that rotated a key might: in a JSON-RPC error for a probe, whose message
+// blocklag shows, and in plain text for a read, so that each secret comes
+// early enough to show in a line that does not hide it.
 func rejectEchoing(w http.ResponseWriter, r *http.Request) {
-	user, password, _ := r.BasicAuth()
-	message := fmt.Sprintf("invalid key in %s (%s; %s:%s)",
-		r.RequestURI, r.Header.Get("Authorization"), user, password)
+	echo := "rejected " + r.RequestURI
+	user, password, ok := r.BasicAuth()
+	if ok {
+		echo = "rejected " + user + ":" + password + " " + r.Header.Get("Authorization") + " " + r.RequestURI
+	}
+	if !isProbe(r) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, echo)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":%q}}`, message)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":%q}}`, echo)
 }
 
 // switchable is a provider that can stop accepting connections, and then

@@ -183,6 +183,33 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 	}
 }
 
+// A verdict's line gives the rule it was judged by as the Status says it,
+// not as the program configured it.
+func TestVerdictLinesGiveTheRulesOfTheStatus(t *testing.T) {
+	st := blocklag.Status{Reference: 100, MaxLag: 7, MaxAhead: 12}
+	tests := []struct {
+		name string
+		e    blocklag.EndpointStatus
+		key  string
+		want any
+	}{
+		{"behind, with MaxLag", blocklag.EndpointStatus{ID: "a", Height: 90, Lag: 10}, "max_lag", uint64(7)},
+		{"too far ahead, with MaxAhead", blocklag.EndpointStatus{ID: "a", Height: 113, Ahead: 13},
+			"max_ahead", uint64(12)},
+		{"eligible, with MaxLag", blocklag.EndpointStatus{ID: "a", Eligible: true, Height: 100},
+			"max_lag", uint64(7)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := verdictOf(st, tt.e)
+			got := fmt.Sprint(l.attrs)
+			if want := fmt.Sprintf("%s %v", tt.key, tt.want); !strings.Contains(got, want) {
+				t.Errorf("%s logged %s, want it to hold %s", l.msg, got, want)
+			}
+		})
+	}
+}
+
 func TestReferenceFellSaysWhy(t *testing.T) {
 	published := func(reference uint64, eps ...blocklag.EndpointStatus) blocklag.Status {
 		return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: reference, MaxLag: maxLag, Endpoints: eps}
