@@ -25,7 +25,10 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer demo.Stop()
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: demo.Primary.URL}, {ID: "backup", URL: demo.Backup.URL}}
+	endpoints := []failnext.Endpoint{
+		{ID: "primary", URL: demo.Primary.URL},
+		{ID: "backup", URL: demo.Backup.URL},
+	}
 	stop := startRun(t, endpoints, time.Second, time.Second, "")
 
 	log.waitFor(t, "the primary behind and ineligible", "provider ineligible: behind", names("primary"))
@@ -33,7 +36,7 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 		return attr(r, "endpoint") == failnext.EndpointID("backup")
 	})
 	demo.StopBackup()
-	log.waitFor(t, "the backup stopping", "dev: stopping the backup node", func(slog.Record) bool { return true })
+	log.waitFor(t, "the backup stopping", "dev: stopping the backup node", anyRecord)
 	log.waitFor(t, "the backup's probe error", "provider ineligible: probe failed", names("backup"))
 	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
 		return attr(r, "led") == failnext.EndpointID("backup")

@@ -89,7 +89,8 @@ func (c *cursor) waitFor(t *testing.T, what, msg string, match func(slog.Record)
 	timeout := time.After(testTimeout)
 	for {
 		c.tap.mu.Lock()
-		records, more := c.tap.records, c.tap.more
+		records := c.tap.records
+		more := c.tap.more
 		c.tap.mu.Unlock()
 		for ; c.next < len(records); c.next++ {
 			r := records[c.next]
@@ -119,6 +120,19 @@ func attr(r slog.Record, key string) any {
 	})
 	return v
 }
+
+// logged is what a record logged of the attributes keys, as "key=value"
+// separated by spaces, in the order given.
+func logged(r slog.Record, keys ...string) string {
+	pairs := make([]string, len(keys))
+	for i, key := range keys {
+		pairs[i] = fmt.Sprintf("%s=%v", key, attr(r, key))
+	}
+	return strings.Join(pairs, " ")
+}
+
+// anyRecord matches every record.
+func anyRecord(slog.Record) bool { return true }
 
 // names matches a record about provider id.
 func names(id failnext.EndpointID) func(slog.Record) bool {

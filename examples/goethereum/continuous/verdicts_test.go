@@ -43,7 +43,8 @@ func (s *scripted) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.mu.Unlock()
 	switch answer {
 	case "refuse":
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		refused := os.NewSyscallError("connect", syscall.ECONNREFUSED)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: refused}
 	case "429":
 		rec := httptest.NewRecorder()
 		rec.WriteHeader(http.StatusTooManyRequests)
@@ -104,7 +105,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 			}},
 		{"a new reason is a new line",
 			[]string{"a", "b"}, [][]step{
-				{{both("0x10", "429"), []string{"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
+				{{both("0x10", "429"), []string{
+					"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
 				repeat(2, both("0x10", "429")),
 				{{both("0x10", "refuse"), []string{"provider ineligible: probe failed b (transport)"}}},
 				{{both("0x10", "429"), []string{"provider ineligible: probe failed b (rate_limited)"}}},
@@ -127,7 +129,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 		{"no provider answering keeps the verdicts, said once per provider",
 			[]string{"a", "b"}, [][]step{
 				{{both("refuse", "429"), []string{
-					"probe failed, verdict kept a (transport)", "probe failed, verdict kept b (rate_limited)"}}},
+					"probe failed, verdict kept a (transport)",
+					"probe failed, verdict kept b (rate_limited)"}}},
 				repeat(3, both("refuse", "429")),
 				{{both("0x10", "429"), []string{
 					"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
@@ -145,7 +148,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 				{{map[string]string{"a": "0x3f8", "b": "0x10", "c": "0x10"}, []string{
 					"provider ineligible: too far ahead a", "provider eligible b", "provider eligible c"}}},
 				{{map[string]string{"a": "0x3f9", "b": "0x11", "c": "0x11"}, nil}},
-				{{map[string]string{"a": "0x3f9", "b": "0x3f0", "c": "0x3f0"}, []string{"provider eligible a"}}},
+				{{map[string]string{"a": "0x3f9", "b": "0x3f0", "c": "0x3f0"},
+					[]string{"provider eligible a"}}},
 			}},
 	}
 	for _, tt := range tests {
@@ -153,7 +157,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 			base := &scripted{}
 			var endpoints []failnext.Endpoint
 			for _, host := range tt.hosts {
-				endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(host), URL: "http://" + host})
+				ep := failnext.Endpoint{ID: failnext.EndpointID(host), URL: "http://" + host}
+				endpoints = append(endpoints, ep)
 			}
 			cfg := config(endpoints)
 			cfg.Base = base
@@ -212,13 +217,24 @@ func TestVerdictLinesGiveTheRulesOfTheStatus(t *testing.T) {
 
 func TestReferenceFellSaysWhy(t *testing.T) {
 	published := func(reference uint64, eps ...blocklag.EndpointStatus) blocklag.Status {
-		return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: reference, MaxLag: maxLag, Endpoints: eps}
+		return blocklag.Status{
+			Checked:   time.Unix(1700000000, 0),
+			Reference: reference,
+			MaxLag:    maxLag,
+			Endpoints: eps,
+		}
 	}
 	at := func(id failnext.EndpointID, height, reference uint64) blocklag.EndpointStatus {
-		return blocklag.EndpointStatus{ID: id, Eligible: reference-height <= maxLag, Height: height, Lag: reference - height}
+		return blocklag.EndpointStatus{
+			ID:       id,
+			Eligible: reference-height <= maxLag,
+			Height:   height,
+			Lag:      reference - height,
+		}
 	}
 	failed := func(id failnext.EndpointID) blocklag.EndpointStatus {
-		return blocklag.EndpointStatus{ID: id, Err: &blocklag.ProbeError{Endpoint: id, Err: errors.New("refused")}}
+		err := &blocklag.ProbeError{Endpoint: id, Err: errors.New("refused")}
+		return blocklag.EndpointStatus{ID: id, Err: err}
 	}
 	before := published(20, at("primary", 5, 20), at("backup", 20, 20))
 	tests := []struct {
