@@ -376,17 +376,18 @@ func startFleet(t *testing.T) *fleet {
 	})
 	f.serve(t, "hung", "/rpc/", false, hang)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.Close() // nothing listens there now
-	f.add("refusing", "http://"+ln.Addr().String(), "/eth/", false)
-
 	f.flaky = &switchable{addr: "127.0.0.1:0", handler: f.record("flaky", answer("flaky", "0x12"))}
 	f.flaky.up(t)
 	t.Cleanup(func() { f.flaky.down(t) })
 	f.add("flaky", "http://"+f.flaky.addr, "/v3/", false)
+
+	// A port just released, last, so that no provider of the fleet takes it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	f.add("refusing", "http://"+ln.Addr().String(), "/eth/", false)
 	return f
 }
 

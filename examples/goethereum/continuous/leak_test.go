@@ -118,13 +118,9 @@ func refusesMistypedProviders(t *testing.T, bin string) {
 				t.Errorf("the command exited with status %d after printing %q, want one line holding %q",
 					code, lines, tt.want)
 			}
-			var given []string
-			for _, v := range tt.env {
-				given = append(given, v)
-			}
-			for _, v := range given {
-				if piece := pieceOf(c.text(), v); piece != "" {
-					t.Errorf("the command printed %q, which was given: %q", piece, c.text())
+			for name, value := range tt.env {
+				if piece := pieceOf(c.text(), value); piece != "" {
+					t.Errorf("the command printed %q, a piece of %s: %q", piece, name, c.text())
 				}
 			}
 			f.checkPrinted(t, c.text())

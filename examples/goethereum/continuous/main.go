@@ -293,7 +293,8 @@ func (c *checker) check(ctx context.Context) {
 	for _, e := range now.Endpoints {
 		c.log(verdictOf(now, e))
 	}
-	if msg, attrs := referenceFell(before, now); msg != "" {
+	msg, attrs := referenceFell(before, now)
+	if msg != "" {
 		slog.Warn(msg, attrs...)
 	}
 }
