@@ -5,7 +5,8 @@
 # logs, date and shutdown included, fits in 200 bytes, that it says in
 # words when the reference height falls and why, and that it says nothing
 # twice: once the fresh node stops, its failure is one line, not one per
-# check. Run from anywhere; it writes nothing into the tree.
+# check, while it logs every read, the routine ones included. Run from
+# anywhere; it writes nothing into the tree.
 set -euo pipefail
 cd "$(dirname "$0")/../examples/goethereum"
 tmp=$(mktemp -d)
@@ -32,10 +33,16 @@ if ! grep -q 'WARN reference fell, reads go back in time: the provider that led 
 fi
 # Every line but a read's says what changed, so none comes twice once its
 # date and time are left out.
-repeated=$(cut -d ' ' -f 3- "$tmp/log" | grep -Ev '^(INFO|WARN) read( |$)' | sort | uniq -d)
+repeated=$(cut -d ' ' -f 3- "$tmp/log" | grep -Ev '^(DEBUG|INFO|WARN) read( |$)' | sort | uniq -d)
 if [ -n "$repeated" ]; then
 	echo "continuous -dev logged these lines more than once:"
 	echo "$repeated"
+	failed=1
+fi
+# A read every 2 s for a minute: the routine ones, served by the provider
+# that served the last, are logged too (at the debug level).
+if [ "$(grep -c ' DEBUG read block=' "$tmp/log")" -lt 10 ]; then
+	echo "continuous -dev did not log its routine reads"
 	failed=1
 fi
 if [ "$(grep -c 'probe failed provider=backup' "$tmp/log")" -ne 1 ]; then

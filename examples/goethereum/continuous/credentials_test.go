@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/base64"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -75,7 +74,8 @@ func TestEachProviderReceivesOnlyItsOwnCredentials(t *testing.T) {
 		first, next [2]string // user name and password; empty for none
 	}{
 		{"user:password@ second, none first", [2]string{}, [2]string{"reader", "s3cond-pa55"}},
-		{"user:password@ second, another first", [2]string{"lagger", "f1rst-pa55"}, [2]string{"reader", "s3cond-pa55"}},
+		{"user:password@ second, another first",
+			[2]string{"lagger", "f1rst-pa55"}, [2]string{"reader", "s3cond-pa55"}},
 		{"user:password@ first, none second", [2]string{"lagger", "f1rst-pa55"}, [2]string{}},
 	}
 	for _, tt := range tests {
@@ -87,7 +87,7 @@ func TestEachProviderReceivesOnlyItsOwnCredentials(t *testing.T) {
 			stop := startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
 			log.waitFor(t, "the lagging primary ineligible", "provider ineligible: behind", names("primary"))
 			// The check runs before the first read, which must then go to the backup.
-			r := log.waitFor(t, "the first read", "read", func(slog.Record) bool { return true })
+			r := log.waitFor(t, "the first read", "read", anyRecord)
 			stop()
 			if !servedBy("backup", 20)(r) {
 				t.Errorf("the first read logged endpoint=%v block=%v, want block 20 from the backup",
@@ -96,7 +96,8 @@ func TestEachProviderReceivesOnlyItsOwnCredentials(t *testing.T) {
 			for name, g := range map[string]*guarded{"primary": first, "backup": next} {
 				requests, wrong := g.report()
 				if requests == 0 || len(wrong) > 0 {
-					t.Errorf("%s received %d requests, these with credentials not its own: %v", name, requests, wrong)
+					t.Errorf("%s received %d requests, these with credentials not its own: %v",
+						name, requests, wrong)
 				}
 			}
 		})
@@ -121,7 +122,7 @@ func TestReadsFollowNoRedirect(t *testing.T) {
 	endpoints := []failnext.Endpoint{{ID: "redirecting", URL: redirecting.URL + "/v3/k3y0f7he5ecre7"}}
 	log := &cursor{tap: tapLog(t)}
 	stop := startRun(t, endpoints, time.Hour, time.Hour, "")
-	r := log.waitFor(t, "the redirected read", "read failed", func(slog.Record) bool { return true })
+	r := log.waitFor(t, "the redirected read", "read failed", anyRecord)
 	stop()
 	if got := fmt.Sprint(attr(r, "err")); !strings.Contains(got, "307") {
 		t.Errorf("read failed logged err=%q, want the redirect's status, 307", got)

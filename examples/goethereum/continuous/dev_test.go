@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -23,7 +25,10 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer demo.Stop()
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: demo.Primary.URL}, {ID: "backup", URL: demo.Backup.URL}}
+	endpoints := []failnext.Endpoint{
+		{ID: "primary", URL: demo.Primary.URL},
+		{ID: "backup", URL: demo.Backup.URL},
+	}
 	stop := startRun(t, endpoints, time.Second, time.Second, "")
 
 	log.waitFor(t, "the primary behind and ineligible", "provider ineligible: behind", names("primary"))
@@ -31,7 +36,7 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 		return attr(r, "endpoint") == failnext.EndpointID("backup")
 	})
 	demo.StopBackup()
-	log.waitFor(t, "the backup stopping", "dev: stopping the backup node", func(slog.Record) bool { return true })
+	log.waitFor(t, "the backup stopping", "dev: stopping the backup node", anyRecord)
 	log.waitFor(t, "the backup's probe error", "provider ineligible: probe failed", names("backup"))
 	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
 		return attr(r, "led") == failnext.EndpointID("backup")
@@ -42,28 +47,31 @@ func TestDevDemoTellsItsStory(t *testing.T) {
 	stop()
 }
 
-// -dev-duration takes a duration of zero or more, and nothing else.
-func TestDemoDurationFlag(t *testing.T) {
+// Without -dev, startDev does nothing; with it, a negative -dev-duration
+// is refused before any node starts or any variable changes.
+func TestStartDevStartsNothingItShouldNot(t *testing.T) {
 	tests := []struct {
-		name  string
-		value string
-		want  time.Duration
-		ok    bool
+		name     string
+		dev      bool
+		duration time.Duration
+		wantErr  bool
 	}{
-		{"a minute and a half", "90s", 90 * time.Second, true},
-		{"zero, to run until Ctrl-C", "0", 0, true},
-		{"a negative duration", "-1s", 0, false},
-		{"not a duration", "soon", 0, false},
+		{"without -dev", false, time.Minute, false},
+		{"without -dev, whatever -dev-duration says", false, -time.Second, false},
+		{"with -dev and a negative -dev-duration", true, -time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := demoTimer{}
-			err := d.Set(tt.value)
-			if (err == nil) != tt.ok || tt.ok && d.after != tt.want {
-				t.Errorf("Set(%q) = %v, after %v; want ok %v, after %v", tt.value, err, d.after, tt.ok, tt.want)
+			const list = "mine=https://a.example"
+			t.Setenv("ETH_RPC_URLS", list)
+			setFlag(t, "dev", fmt.Sprint(tt.dev))
+			setFlag(t, "dev-duration", tt.duration.String())
+			err := startDev()
+			if (err != nil) != tt.wantErr {
+				t.Errorf("startDev() = %v, want an error: %v", err, tt.wantErr)
 			}
-			if d.timer != nil {
-				t.Errorf("Set(%q) started a timer before -dev started the demo", tt.value)
+			if got := os.Getenv("ETH_RPC_URLS"); got != list {
+				t.Errorf("startDev() changed ETH_RPC_URLS to %q", got)
 			}
 		})
 	}

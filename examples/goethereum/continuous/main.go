@@ -7,8 +7,10 @@
 // checks the providers' heights at start and then every -check-every, and
 // reads the latest block through go-ethereum's client every -read-every,
 // over a failnext transport that skips the providers the last check found
-// lagging. It logs each provider's verdict when it changes, and stops on
-// SIGINT or SIGTERM.
+// lagging. It logs each provider's verdict when it changes, a read when the
+// provider that served it changes, when it took more than one attempt and
+// when it fails, and stops on SIGINT or SIGTERM. Routine reads are logged at
+// the debug level, which slog's default logger leaves out.
 package main
 
 import (
@@ -39,7 +41,7 @@ import (
 const (
 	checkTimeout = 5 * time.Second // for one Check
 	readTimeout  = 5 * time.Second // for one read, failover included
-	probeTimeout = 2 * time.Second // for one provider's probe within a Check
+	probeTimeout = 2 * time.Second // for one provider's probe, and for one attempt of a read
 	maxLag       = 3               // blocks below the reference that a provider may be and still be read
 	maxAhead     = 10              // blocks above it, with three providers or more
 	maxNameLen   = 16              // bytes in a provider's name, so that every log line fits 200 bytes
@@ -50,9 +52,15 @@ const (
 // this much room (verdicts_test.go checks the longest lines).
 const (
 	probeErrWidth = 80
-	readErrWidth  = 150
+	readErrWidth  = 96
+	triedWidth    = 40 // the names of the providers a read was sent to
 	startErrWidth = 170
 )
+
+// setUp, when not nil, runs once the flags are parsed and before the
+// providers are read from the environment. dev.go sets it for the -dev
+// demo; a copy of main.go without dev.go leaves it nil.
+var setUp func() error
 
 func main() {
 	checkEvery := flag.Duration("check-every", 15*time.Second, "how often to check the providers' heights")
@@ -60,6 +68,12 @@ func main() {
 	metricsAddr := flag.String("metrics-addr", "",
 		"serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
 	flag.Parse()
+	if setUp != nil {
+		if err := setUp(); err != nil {
+			slog.Error(brief(err, startErrWidth))
+			os.Exit(2)
+		}
+	}
 
 	endpoints, err := endpointsFromEnv()
 	if err == nil && (*checkEvery <= 0 || *readEvery <= 0) {
@@ -144,14 +158,18 @@ func validName(name string) bool {
 // check and then every readEvery, until ctx ends; then it returns nil.
 func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration,
 	metricsAddr string) error {
-	cfg := config(endpoints)
-	monitor, err := blocklag.New(cfg)
+	monitor, err := blocklag.New(config(endpoints))
 	if err != nil {
 		return err
 	}
+	// Each attempt of a read waits for its answer's headers as long as a
+	// probe does: a provider that takes a read and never answers costs that
+	// much, and failnext moves the read to the next eligible provider.
+	attempts := http.DefaultTransport.(*http.Transport).Clone()
+	attempts.ResponseHeaderTimeout = probeTimeout
 	transport, err := failnext.New(failnext.Config{
 		Endpoints: endpoints,
-		Base:      blocklag.OwnCredentials(nil), // each provider gets its own user:password@, no other's
+		Base:      blocklag.OwnCredentials(attempts), // each provider gets its own user:password@, no other's
 		Eligible:  monitor.Eligible,
 		OnEvent:   onEvent,
 	})
@@ -171,7 +189,7 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 		defer stopMetrics()
 	}
 
-	c := &checker{monitor: monitor, maxAhead: cfg.MaxAhead, said: map[failnext.EndpointID]string{}}
+	c := &checker{monitor: monitor, said: map[failnext.EndpointID]line{}}
 	c.check(ctx) // before the first read, so that it goes to a provider found fresh
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -179,8 +197,9 @@ func run(ctx context.Context, endpoints []failnext.Endpoint, checkEvery, readEve
 		defer wg.Done()
 		every(ctx, checkEvery, c.check)
 	}()
-	read(ctx, client, monitor)
-	every(ctx, readEvery, func(ctx context.Context) { read(ctx, client, monitor) })
+	r := &reader{client: client, monitor: monitor}
+	r.read(ctx)
+	every(ctx, readEvery, r.read)
 	wg.Wait()
 	slog.Info("stopped")
 	return nil
@@ -240,14 +259,14 @@ func dial(ctx context.Context, firstURL string, transport http.RoundTripper) (*e
 }
 
 // checker runs the Checks and logs what changed: each provider's verdict
-// when it changes, a probe's failure once per provider and reason, and a
-// fall of the reference height. blocklag's errors and Status never show a
-// URL's key, and show a provider's text as printable ASCII, so they are
-// logged as they are. Only one goroutine uses a checker.
+// when it changes, a probe's failure once per provider and reason, a lag
+// that has doubled since it was logged, and a fall of the reference height.
+// blocklag's errors and Status never show a URL's key, and show a
+// provider's text as printable ASCII, so they are logged as they are. Only
+// one goroutine uses a checker.
 type checker struct {
-	monitor  *blocklag.Monitor
-	maxAhead uint64
-	said     map[failnext.EndpointID]string // the key of the last line logged of each provider
+	monitor *blocklag.Monitor
+	said    map[failnext.EndpointID]line // the last line logged of each provider
 }
 
 func (c *checker) check(ctx context.Context) {
@@ -272,58 +291,84 @@ func (c *checker) check(ctx context.Context) {
 	}
 	now := c.monitor.Status()
 	for _, e := range now.Endpoints {
-		c.log(verdictOf(now, e, c.maxAhead))
+		c.log(verdictOf(now, e))
 	}
-	if msg, attrs := referenceFell(before, now); msg != "" {
+	msg, attrs := referenceFell(before, now)
+	if msg != "" {
 		slog.Warn(msg, attrs...)
 	}
 }
 
-// log logs a line unless the last line logged of its provider had its key.
+// log logs a line unless the last line logged of its provider said the
+// same: the same key, and for a provider behind, a lag less than twice the
+// one logged.
 func (c *checker) log(l line) {
-	if c.said[l.provider] == l.key {
+	last, logged := c.said[l.provider]
+	if logged && last.key == l.key && !l.doubled(last) {
 		return
 	}
-	c.said[l.provider] = l.key
+	c.said[l.provider] = l
 	slog.Log(context.Background(), l.level, l.msg, append([]any{"provider", l.provider}, l.attrs...)...)
 }
 
 // line is what the log says of one provider. Its key is what the line
-// says, its numbers left out: a line is logged when its key changes.
+// says, its numbers left out: a line is logged when its key changes, or
+// when its lag has doubled.
 type line struct {
 	provider failnext.EndpointID
 	key      string
+	lag      uint64 // the lag of a provider behind; 0 in other lines
 	level    slog.Level
 	msg      string
 	attrs    []any
 }
 
-// verdictOf is the line for one provider's verdict in a published Status.
-func verdictOf(st blocklag.Status, e blocklag.EndpointStatus, maxAhead uint64) line {
+// doubled reports whether l is of a provider behind by at least twice the
+// lag of last, the line logged before it.
+func (l line) doubled(last line) bool {
+	return l.lag > 0 && l.lag/2 >= last.lag
+}
+
+// verdictOf is the line for one provider's verdict in a published Status,
+// with the rule it was judged by, as the Status gives it.
+func verdictOf(st blocklag.Status, e blocklag.EndpointStatus) line {
+	l := line{provider: e.ID, level: slog.LevelWarn}
 	switch {
 	case e.Err != nil:
-		return line{e.ID, "failed " + string(e.Reason()), slog.LevelWarn, "provider ineligible: probe failed",
-			[]any{"reason", e.Reason(), "err", probeText(e.Err)}}
+		l.key = "failed " + string(e.Reason())
+		l.msg = "provider ineligible: probe failed"
+		l.attrs = []any{"reason", e.Reason(), "err", probeText(e.Err)}
 	case !e.Eligible && e.Ahead > 0:
-		return line{e.ID, "ahead", slog.LevelWarn, "provider ineligible: too far ahead",
-			[]any{"height", e.Height, "ahead", e.Ahead, "max_ahead", maxAhead}}
+		l.key = "ahead"
+		l.msg = "provider ineligible: too far ahead"
+		l.attrs = []any{"height", e.Height, "ahead", e.Ahead, "max_ahead", st.MaxAhead}
 	case !e.Eligible:
-		return line{e.ID, "behind", slog.LevelWarn, "provider ineligible: behind",
-			[]any{"height", e.Height, "lag", e.Lag, "max_lag", st.MaxLag}}
+		l.key = "behind"
+		l.lag = e.Lag
+		l.msg = "provider ineligible: behind"
+		l.attrs = []any{"height", e.Height, "lag", e.Lag, "max_lag", st.MaxLag}
+	default:
+		l.key = "eligible"
+		l.level = slog.LevelInfo
+		l.msg = "provider eligible"
+		l.attrs = []any{"height", e.Height, "lag", e.Lag, "max_lag", st.MaxLag}
+		if e.Ahead > 0 {
+			l.attrs = append(l.attrs, "ahead", e.Ahead)
+		}
 	}
-	attrs := []any{"height", e.Height, "lag", e.Lag, "max_lag", st.MaxLag}
-	if e.Ahead > 0 {
-		attrs = append(attrs, "ahead", e.Ahead)
-	}
-	return line{e.ID, "eligible", slog.LevelInfo, "provider eligible", attrs}
+	return l
 }
 
 // unanswered is the line for a probe that failed in a Check where no probe
 // succeeded: nothing was published, so the provider keeps its verdict.
 func unanswered(pe *blocklag.ProbeError, eligible bool) line {
-	key := "unanswered " + string(pe.Reason()) + " " + strconv.FormatBool(eligible)
-	return line{pe.Endpoint, key, slog.LevelWarn, "probe failed, verdict kept",
-		[]any{"eligible", eligible, "reason", pe.Reason(), "err", probeText(pe)}}
+	return line{
+		provider: pe.Endpoint,
+		key:      "unanswered " + string(pe.Reason()) + " " + strconv.FormatBool(eligible),
+		level:    slog.LevelWarn,
+		msg:      "probe failed, verdict kept",
+		attrs:    []any{"eligible", eligible, "reason", pe.Reason(), "err", probeText(pe)},
+	}
 }
 
 // probeText is a probe's error as blocklag wrote it, less the prefix that
@@ -377,9 +422,20 @@ func referenceFell(before, now blocklag.Status) (string, []any) {
 	return fell, attrs
 }
 
+// reader reads the latest block and logs what a reader of the log needs:
+// a read served by another provider than the last, a read that took more
+// than one attempt, and a failed read, naming the providers it was sent
+// to. Other reads are logged at the debug level. Only one goroutine uses a
+// reader.
+type reader struct {
+	client  *ethclient.Client
+	monitor *blocklag.Monitor
+	served  failnext.EndpointID // the provider that served the last read; "" after a failure
+}
+
 // read reads the latest block number and logs it with the provider that
 // served it, as failnext's events report it, or logs why it failed.
-func read(ctx context.Context, client *ethclient.Client, monitor *blocklag.Monitor) {
+func (r *reader) read(ctx context.Context) {
 	trail := &readTrail{}
 	// A JSON-RPC read is a POST, which failnext fails over only when the
 	// request's context allows it; eth_blockNumber changes nothing, so
@@ -387,22 +443,57 @@ func read(ctx context.Context, client *ethclient.Client, monitor *blocklag.Monit
 	readCtx := failnext.WithFailoverAllowed(context.WithValue(ctx, readTrailKey{}, trail))
 	readCtx, cancel := context.WithTimeout(readCtx, readTimeout)
 	defer cancel()
-	block, err := client.BlockNumber(readCtx)
+	block, err := r.client.BlockNumber(readCtx)
 	if ctx.Err() != nil {
 		return // shutting down
 	}
+	served, tried := trail.get()
 	if err != nil {
+		r.served = ""
 		// go-ethereum's error can quote what a provider answered, which may
 		// echo its key: Redact masks every provider's keys.
-		slog.Warn("read failed", "err", brief(monitor.Redact(err), readErrWidth))
+		slog.Warn("read failed", "attempts", len(tried), "tried", triedText(tried),
+			"err", brief(r.monitor.Redact(readCause(err)), readErrWidth))
 		return
 	}
-	served, attempts := trail.get()
-	attrs := []any{"block", block, "endpoint", served}
-	if attempts > 1 {
-		attrs = append(attrs, "attempts", attempts)
+	level := slog.LevelDebug
+	if served != r.served || len(tried) > 1 {
+		level = slog.LevelInfo
 	}
-	slog.Info("read", attrs...)
+	r.served = served
+	attrs := []any{"block", block, "endpoint", served}
+	if len(tried) > 1 {
+		attrs = append(attrs, "attempts", len(tried), "tried", triedText(tried))
+	}
+	slog.Log(ctx, level, "read", attrs...)
+}
+
+// readCause is the part of a failed read's error worth a line. When no
+// provider gave an answer, go-ethereum's text names the read's URL, which is
+// the first provider's host whichever provider failed, and then failnext's
+// summary: the last attempt's error says more in fewer bytes, and the line
+// names the providers tried. Otherwise it is err, which may hold what a
+// provider answered.
+func readCause(err error) error {
+	var failover *failnext.FailoverError
+	if errors.As(err, &failover) && failover.Unwrap() != nil {
+		return failover.Unwrap()
+	}
+	return err
+}
+
+// triedText is the names of the providers a read was sent to, in order,
+// cut to fit the line.
+func triedText(tried []failnext.EndpointID) string {
+	names := make([]string, len(tried))
+	for i, id := range tried {
+		names[i] = string(id)
+	}
+	text := strings.Join(names, ",")
+	if len(text) <= triedWidth {
+		return text
+	}
+	return text[:triedWidth-3] + "..."
 }
 
 // readTrailKey is the context key under which read hands onEvent a
@@ -413,19 +504,19 @@ type readTrailKey struct{}
 // OnEvent on the goroutine that sends the request, which go-ethereum does
 // not promise is read's own: hence the lock.
 type readTrail struct {
-	mu       sync.Mutex
-	served   failnext.EndpointID // the provider whose answer was returned
-	attempts int                 // how many providers were tried
+	mu     sync.Mutex
+	served failnext.EndpointID   // the provider whose answer was returned
+	tried  []failnext.EndpointID // the providers the read was sent to, in order
 }
 
-func (t *readTrail) get() (failnext.EndpointID, int) {
+func (t *readTrail) get() (failnext.EndpointID, []failnext.EndpointID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.served, t.attempts
+	return t.served, t.tried
 }
 
-// onEvent is the transport's OnEvent: it counts a read's attempts and
-// notes the provider whose answer failnext returned.
+// onEvent is the transport's OnEvent: it notes each provider a read was
+// sent to and the provider whose answer failnext returned.
 func onEvent(ctx context.Context, ev failnext.Event) {
 	trail, ok := ctx.Value(readTrailKey{}).(*readTrail)
 	if !ok {
@@ -435,7 +526,7 @@ func onEvent(ctx context.Context, ev failnext.Event) {
 	defer trail.mu.Unlock()
 	switch {
 	case ev.Kind == failnext.EventAttempt:
-		trail.attempts++
+		trail.tried = append(trail.tried, ev.Endpoint)
 	case ev.Kind == failnext.EventResult && ev.Err == nil:
 		trail.served = ev.Endpoint
 	}

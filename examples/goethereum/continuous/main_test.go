@@ -59,23 +59,29 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 	stop := startRun(t, endpoints, 50*time.Millisecond, 20*time.Millisecond, "")
 
 	r := log.waitFor(t, "the lagging primary ineligible", "provider ineligible: behind", names("primary"))
-	if lag, max := attr(r, "lag"), attr(r, "max_lag"); lag != uint64(15) || max != uint64(maxLag) {
-		t.Errorf("the primary's line logged lag=%v max_lag=%v, want lag=15 max_lag=%d", lag, max, maxLag)
+	if got := logged(r, "lag", "max_lag"); got != fmt.Sprintf("lag=15 max_lag=%d", maxLag) {
+		t.Errorf("the primary's line logged %s, want lag=15 max_lag=%d", got, maxLag)
 	}
 	log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 20))
 
 	fresh.Stop()
-	r = log.waitFor(t, "the stopped backup's probe error", "provider ineligible: probe failed", names("backup"))
-	if reason, text := attr(r, "reason"), attr(r, "err"); reason != blocklag.ReasonTransport || text == "" {
-		t.Errorf("the backup's line logged reason=%v err=%q, want transport and its error", reason, text)
+	r = log.waitFor(t, "the stopped backup's probe error", "provider ineligible: probe failed",
+		names("backup"))
+	if attr(r, "reason") != blocklag.ReasonTransport || attr(r, "err") == "" {
+		t.Errorf("the backup's line logged %s, want reason transport and its error",
+			logged(r, "reason", "err"))
 	}
 	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
-		return attr(r, "from") == uint64(20) && attr(r, "to") == uint64(5) && attr(r, "led") == failnext.EndpointID("backup")
+		return logged(r, "from", "to", "led") == "from=20 to=5 led=backup"
 	})
-	log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 5))
+	r = log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 5))
+	if r.Level != slog.LevelInfo {
+		t.Errorf("the first read served by the primary was logged at %v, want INFO: its provider changed",
+			r.Level)
+	}
 
 	stop()
-	log.waitFor(t, "the loop stopping", "stopped", func(slog.Record) bool { return true })
+	log.waitFor(t, "the loop stopping", "stopped", anyRecord)
 	// Dozens of checks ran; a line about the primary says what changed.
 	got := log.tap.about("primary")
 	if len(got) < 2 || got[0] != "provider ineligible: behind" || got[len(got)-1] != "provider eligible" {
@@ -104,6 +110,84 @@ func TestReadsFailOverWhenAProviderGivesNoAnswer(t *testing.T) {
 	r := log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 7))
 	if got := attr(r, "attempts"); got != int64(2) {
 		t.Errorf("read logged attempts=%v, want 2", got)
+	}
+}
+
+// A provider that answers probes but takes reads and never answers them
+// costs a read one probe timeout: the read then goes to the next eligible
+// provider, well within the read's own timeout, and its line names both.
+func TestAHungReadMovesToTheNextProvider(t *testing.T) {
+	hung := startProvider(t, "0x7", hang)
+	next := startProvider(t, "0x7", nil)
+	endpoints := []failnext.Endpoint{{ID: "hung", URL: hung.URL}, {ID: "next", URL: next.URL}}
+	log := &cursor{tap: tapLog(t)}
+	startRun(t, endpoints, time.Hour, time.Hour, "")
+	r := log.waitFor(t, "the first read", "", isRead)
+	if r.Message != "read" || !servedBy("next", 7)(r) {
+		t.Fatalf("the first read logged %q endpoint=%v err=%v, want it served by next",
+			r.Message, attr(r, "endpoint"), attr(r, "err"))
+	}
+	if got := logged(r, "attempts", "tried"); got != "attempts=2 tried=hung,next" {
+		t.Errorf("the read logged %s, want attempts=2 tried=hung,next", got)
+	}
+}
+
+// A read served by the same provider as the last one, at the first
+// attempt, is routine: it is logged at the debug level, which the default
+// logger leaves out, while the first read, served by a provider new to the
+// log, is logged at the info level.
+func TestRoutineReadsAreLoggedAtTheDebugLevel(t *testing.T) {
+	a := startProvider(t, "0x5", nil)
+	b := startProvider(t, "0x5", nil)
+	endpoints := []failnext.Endpoint{{ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
+	log := &cursor{tap: tapLog(t)}
+	startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
+	var levels []slog.Level
+	for range 4 {
+		levels = append(levels, log.waitFor(t, "a read served by a", "read", servedBy("a", 5)).Level)
+	}
+	want := []slog.Level{slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
+	if fmt.Sprint(levels) != fmt.Sprint(want) {
+		t.Errorf("four reads served by a were logged at %v, want %v", levels, want)
+	}
+}
+
+// A failed read's line names the providers it was sent to, in order, and
+// how many attempts it made. When no provider answered, its error is the
+// last attempt's: go-ethereum's own text would name the read's URL, the
+// first provider's host, whichever provider failed.
+func TestAFailedReadNamesTheProvidersItWasSentTo(t *testing.T) {
+	tests := []struct {
+		name   string
+		first  http.HandlerFunc
+		second http.HandlerFunc
+		want   string // in the logged error
+	}{
+		{"both answer 502 or 503", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+		}, "502 Bad Gateway"},
+		{"both hang up", hangUp, hangUp, "EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := startProvider(t, "0x9", tt.first)
+			second := startProvider(t, "0x9", tt.second)
+			endpoints := []failnext.Endpoint{{ID: "first", URL: first.URL}, {ID: "second", URL: second.URL}}
+			log := &cursor{tap: tapLog(t)}
+			stop := startRun(t, endpoints, time.Hour, time.Hour, "")
+			r := log.waitFor(t, "the failed read", "read failed", anyRecord)
+			stop()
+			if got := logged(r, "attempts", "tried"); got != "attempts=2 tried=first,second" {
+				t.Errorf("read failed logged %s, want attempts=2 tried=first,second", got)
+			}
+			text := fmt.Sprint(attr(r, "err"))
+			if !strings.Contains(text, tt.want) || strings.Contains(text, first.Listener.Addr().String()) {
+				t.Errorf("read failed logged err=%q, want it to hold %q and not the first's address",
+					text, tt.want)
+			}
+		})
 	}
 }
 
@@ -149,7 +233,7 @@ func TestReadFailuresAreLoggedThroughRedact(t *testing.T) {
 			log := &cursor{tap: tapLog(t)}
 			endpoints := []failnext.Endpoint{{ID: "only", URL: srv.URL + "/v3/" + key}}
 			stop := startRun(t, endpoints, time.Hour, time.Hour, "")
-			r := log.waitFor(t, "the failed read", "read failed", func(slog.Record) bool { return true })
+			r := log.waitFor(t, "the failed read", "read failed", anyRecord)
 			stop()
 			if got := fmt.Sprint(attr(r, "err")); !strings.Contains(got, tt.want) {
 				t.Errorf("read failed logged err=%q, want it to hold %q", got, tt.want)
@@ -176,9 +260,10 @@ func TestThreeProvidersLeaveOutOneFarAhead(t *testing.T) {
 	endpoints := []failnext.Endpoint{{ID: "far", URL: far.URL}, {ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
 	log := &cursor{tap: tapLog(t)}
 	startRun(t, endpoints, time.Hour, time.Hour, "")
-	r := log.waitFor(t, "the provider far ahead ineligible", "provider ineligible: too far ahead", names("far"))
-	if ahead, max := attr(r, "ahead"), attr(r, "max_ahead"); ahead != uint64(34) || max != uint64(maxAhead) {
-		t.Errorf("its line logged ahead=%v max_ahead=%v, want 34 and %d", ahead, max, maxAhead)
+	r := log.waitFor(t, "the provider far ahead ineligible", "provider ineligible: too far ahead",
+		names("far"))
+	if got := logged(r, "ahead", "max_ahead"); got != fmt.Sprintf("ahead=34 max_ahead=%d", maxAhead) {
+		t.Errorf("its line logged %s, want ahead=34 max_ahead=%d", got, maxAhead)
 	}
 	log.waitFor(t, "the first read, served by a", "read", servedBy("a", 6))
 }
@@ -191,8 +276,9 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 	endpoints := []failnext.Endpoint{{ID: "primary", URL: n.URL}, {ID: "backup", URL: n.URL + "/"}}
 	log := &cursor{tap: tapLog(t)}
 	stop := startRun(t, endpoints, time.Hour, time.Hour, "127.0.0.1:0")
-	url, _ := attr(log.waitFor(t, "the metrics URL", "metrics", func(slog.Record) bool { return true }), "url").(string)
-	log.waitFor(t, "the first read", "read", func(slog.Record) bool { return true })
+	r := log.waitFor(t, "the metrics URL", "metrics", anyRecord)
+	url, _ := attr(r, "url").(string)
+	log.waitFor(t, "the first read", "read", anyRecord)
 
 	scraped, err := fetch(url)
 	if err != nil {
@@ -285,7 +371,8 @@ func TestEndpointsFromEnv(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || got != nil {
 				t.Fatalf("endpointsFromEnv() = %v, %v; want an error holding %q", got, err, tt.wantErr)
 			}
-			for _, piece := range []string{"a.example", "b.example", "k3y0f7he5ecre7", "pa55word", "mainnet"} {
+			pieces := []string{"a.example", "b.example", "k3y0f7he5ecre7", "pa55word", "mainnet"}
+			for _, piece := range pieces {
 				if strings.Contains(err.Error(), piece) {
 					t.Errorf("the error %q shows %q", err, piece)
 				}

@@ -43,7 +43,8 @@ func (s *scripted) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.mu.Unlock()
 	switch answer {
 	case "refuse":
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		refused := os.NewSyscallError("connect", syscall.ECONNREFUSED)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: refused}
 	case "429":
 		rec := httptest.NewRecorder()
 		rec.WriteHeader(http.StatusTooManyRequests)
@@ -104,7 +105,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 			}},
 		{"a new reason is a new line",
 			[]string{"a", "b"}, [][]step{
-				{{both("0x10", "429"), []string{"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
+				{{both("0x10", "429"), []string{
+					"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
 				repeat(2, both("0x10", "429")),
 				{{both("0x10", "refuse"), []string{"provider ineligible: probe failed b (transport)"}}},
 				{{both("0x10", "429"), []string{"provider ineligible: probe failed b (rate_limited)"}}},
@@ -115,10 +117,20 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 				{{both("0x11", "0x30"), nil}},
 				{{both("0x30", "0x30"), []string{"provider eligible a"}}},
 			}},
+		// a is 6 blocks behind, then 11, 50, 79 and 100.
+		{"a lag that doubles is a new line each time",
+			[]string{"a", "b"}, [][]step{
+				{{both("0x10", "0x16"), []string{"provider ineligible: behind a", "provider eligible b"}}},
+				{{both("0x10", "0x1b"), nil}},
+				{{both("0x10", "0x42"), []string{"provider ineligible: behind a"}}},
+				{{both("0x10", "0x5f"), nil}},
+				{{both("0x10", "0x74"), []string{"provider ineligible: behind a"}}},
+			}},
 		{"no provider answering keeps the verdicts, said once per provider",
 			[]string{"a", "b"}, [][]step{
 				{{both("refuse", "429"), []string{
-					"probe failed, verdict kept a (transport)", "probe failed, verdict kept b (rate_limited)"}}},
+					"probe failed, verdict kept a (transport)",
+					"probe failed, verdict kept b (rate_limited)"}}},
 				repeat(3, both("refuse", "429")),
 				{{both("0x10", "429"), []string{
 					"provider eligible a", "provider ineligible: probe failed b (rate_limited)"}}},
@@ -136,7 +148,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 				{{map[string]string{"a": "0x3f8", "b": "0x10", "c": "0x10"}, []string{
 					"provider ineligible: too far ahead a", "provider eligible b", "provider eligible c"}}},
 				{{map[string]string{"a": "0x3f9", "b": "0x11", "c": "0x11"}, nil}},
-				{{map[string]string{"a": "0x3f9", "b": "0x3f0", "c": "0x3f0"}, []string{"provider eligible a"}}},
+				{{map[string]string{"a": "0x3f9", "b": "0x3f0", "c": "0x3f0"},
+					[]string{"provider eligible a"}}},
 			}},
 	}
 	for _, tt := range tests {
@@ -144,7 +157,8 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 			base := &scripted{}
 			var endpoints []failnext.Endpoint
 			for _, host := range tt.hosts {
-				endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(host), URL: "http://" + host})
+				ep := failnext.Endpoint{ID: failnext.EndpointID(host), URL: "http://" + host}
+				endpoints = append(endpoints, ep)
 			}
 			cfg := config(endpoints)
 			cfg.Base = base
@@ -152,7 +166,7 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &checker{monitor: monitor, maxAhead: cfg.MaxAhead, said: map[failnext.EndpointID]string{}}
+			c := &checker{monitor: monitor, said: map[failnext.EndpointID]line{}}
 			tap := tapLog(t)
 			n := 0
 			for _, steps := range tt.steps {
@@ -174,15 +188,53 @@ func TestCheckerLogsEachChangeOnce(t *testing.T) {
 	}
 }
 
+// A verdict's line gives the rule it was judged by as the Status says it,
+// not as the program configured it.
+func TestVerdictLinesGiveTheRulesOfTheStatus(t *testing.T) {
+	st := blocklag.Status{Reference: 100, MaxLag: 7, MaxAhead: 12}
+	tests := []struct {
+		name string
+		e    blocklag.EndpointStatus
+		key  string
+		want any
+	}{
+		{"behind, with MaxLag", blocklag.EndpointStatus{ID: "a", Height: 90, Lag: 10}, "max_lag", uint64(7)},
+		{"too far ahead, with MaxAhead", blocklag.EndpointStatus{ID: "a", Height: 113, Ahead: 13},
+			"max_ahead", uint64(12)},
+		{"eligible, with MaxLag", blocklag.EndpointStatus{ID: "a", Eligible: true, Height: 100},
+			"max_lag", uint64(7)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := verdictOf(st, tt.e)
+			got := fmt.Sprint(l.attrs)
+			if want := fmt.Sprintf("%s %v", tt.key, tt.want); !strings.Contains(got, want) {
+				t.Errorf("%s logged %s, want it to hold %s", l.msg, got, want)
+			}
+		})
+	}
+}
+
 func TestReferenceFellSaysWhy(t *testing.T) {
 	published := func(reference uint64, eps ...blocklag.EndpointStatus) blocklag.Status {
-		return blocklag.Status{Checked: time.Unix(1700000000, 0), Reference: reference, MaxLag: maxLag, Endpoints: eps}
+		return blocklag.Status{
+			Checked:   time.Unix(1700000000, 0),
+			Reference: reference,
+			MaxLag:    maxLag,
+			Endpoints: eps,
+		}
 	}
 	at := func(id failnext.EndpointID, height, reference uint64) blocklag.EndpointStatus {
-		return blocklag.EndpointStatus{ID: id, Eligible: reference-height <= maxLag, Height: height, Lag: reference - height}
+		return blocklag.EndpointStatus{
+			ID:       id,
+			Eligible: reference-height <= maxLag,
+			Height:   height,
+			Lag:      reference - height,
+		}
 	}
 	failed := func(id failnext.EndpointID) blocklag.EndpointStatus {
-		return blocklag.EndpointStatus{ID: id, Err: &blocklag.ProbeError{Endpoint: id, Err: errors.New("refused")}}
+		err := &blocklag.ProbeError{Endpoint: id, Err: errors.New("refused")}
+		return blocklag.EndpointStatus{ID: id, Err: err}
 	}
 	before := published(20, at("primary", 5, 20), at("backup", 20, 20))
 	tests := []struct {
@@ -216,30 +268,34 @@ func TestReferenceFellSaysWhy(t *testing.T) {
 }
 
 // Every line the loop logs fits in 200 bytes as the standard logger writes
-// it, date and time included, at its longest: a name of the most bytes
-// allowed, heights of 20 digits, and errors of 300 bytes.
+// it, date and time included, at its longest: names of the most bytes
+// allowed, heights of 20 digits, errors of 300 bytes, and a read that
+// failed after trying twelve providers.
 func TestEveryLineFits200Bytes(t *testing.T) {
 	const id = failnext.EndpointID("abcdefghijklmnop")
 	if !validName(string(id)) {
 		t.Fatalf("%q is not a valid name: the test needs the longest", id)
 	}
 	const top = math.MaxUint64
-	long := &blocklag.StatusError{StatusCode: http.StatusTooManyRequests,
-		RPC: &blocklag.RPCError{Code: -32005, Message: strings.Repeat("m", 300)}}
+	long := &blocklag.StatusError{
+		StatusCode: http.StatusTooManyRequests,
+		RPC:        &blocklag.RPCError{Code: -32005, Message: strings.Repeat("m", 300)},
+	}
 	failedProbe := &blocklag.ProbeError{Endpoint: id, Err: long}
-	st := blocklag.Status{Checked: time.Now(), Reference: top, MaxLag: top}
+	st := blocklag.Status{Checked: time.Now(), Reference: top, MaxLag: top, MaxAhead: top}
 	lines := map[string]line{
-		"eligible, ahead": verdictOf(st, blocklag.EndpointStatus{ID: id, Eligible: true, Height: top, Lag: top, Ahead: top}, top),
-		"too far ahead":   verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Ahead: top}, top),
-		"behind":          verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Lag: top}, top),
-		"probe failed":    verdictOf(st, blocklag.EndpointStatus{ID: id, Err: failedProbe}, top),
-		"verdict kept":    unanswered(failedProbe, true),
+		"eligible, ahead": verdictOf(st,
+			blocklag.EndpointStatus{ID: id, Eligible: true, Height: top, Lag: top, Ahead: top}),
+		"too far ahead": verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Ahead: top}),
+		"behind":        verdictOf(st, blocklag.EndpointStatus{ID: id, Height: top, Lag: top}),
+		"probe failed":  verdictOf(st, blocklag.EndpointStatus{ID: id, Err: failedProbe}),
+		"verdict kept":  unanswered(failedProbe, true),
 	}
 
 	var out bytes.Buffer
 	log.SetOutput(&out)
 	defer log.SetOutput(os.Stderr)
-	c := &checker{said: map[failnext.EndpointID]string{}}
+	c := &checker{said: map[failnext.EndpointID]line{}}
 	for _, l := range lines {
 		c.log(l)
 	}
@@ -248,22 +304,33 @@ func TestEveryLineFits200Bytes(t *testing.T) {
 		blocklag.Status{Reference: top - 1, Endpoints: []blocklag.EndpointStatus{{ID: id, Err: failedProbe}}})
 	slog.Warn(msg, attrs...)
 
-	// A read whose provider answers 401 with a long body.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusUnauthorized)
+	// A read sent to twelve providers, each answering 503 with a long body.
+	srv := startProvider(t, "0x1", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, strings.Repeat("no key ", 100))
-	}))
-	defer srv.Close()
-	client, err := dial(context.Background(), srv.URL, http.DefaultTransport)
+	})
+	var endpoints []failnext.Endpoint
+	for i := range 12 {
+		name := fmt.Sprintf("%s%02d", id[:len(id)-2], i)
+		endpoints = append(endpoints, failnext.Endpoint{ID: failnext.EndpointID(name), URL: srv.URL})
+	}
+	transport, err := failnext.New(failnext.Config{Endpoints: endpoints, OnEvent: onEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := dial(context.Background(), srv.URL, transport)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	read(context.Background(), client, nil)
+	(&reader{client: client}).read(context.Background())
 
 	text := strings.TrimSuffix(out.String(), "\n")
 	if n := strings.Count(text, "\n") + 1; n != len(lines)+2 {
 		t.Fatalf("logged %d lines, want %d:\n%s", n, len(lines)+2, text)
+	}
+	if !strings.Contains(text, "attempts=12") {
+		t.Errorf("the failed read's line does not say it made 12 attempts:\n%s", text)
 	}
 	for _, l := range strings.Split(text, "\n") {
 		if len(l) > 200 {

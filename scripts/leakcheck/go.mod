@@ -1,3 +1,0 @@
-module github.com/yermakovsa/failnext-blocklag/scripts/leakcheck
-
-go 1.24
