@@ -63,9 +63,8 @@ func decodeNumber(raw json.RawMessage) (json.Number, bool) {
 	return n, ok
 }
 
-// FuzzParseQuantity feeds parseQuantity arbitrary bodies, seeded from the
-// table of TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule and bodies
-// at the size limit. It must never panic; a rejection's message, as Check
+// FuzzParseQuantity feeds parseQuantity arbitrary bodies, seeded from
+// answerCases and bodies at the size limit. It must never panic; a rejection's message, as Check
 // reports it, holds no control character; whenever it accepts, the
 // independent reading agrees on the verdict and the height, which it reads
 // only from a result in canonical form. Run longer with:

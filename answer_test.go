@@ -11,7 +11,7 @@ import (
 // seed FuzzParseQuantity. The probe always sends id 1, so a provider that
 // answers every request with id 1, whatever the request carried, is judged
 // on its height; any other id fails it. How much of a body is read is
-// TestBodyIsReadWithinTheSameLimitsWhateverTheStatus's.
+// pinned in probe_test.go.
 var answerCases = []struct {
 	name   string
 	body   string

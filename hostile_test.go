@@ -13,8 +13,7 @@ import (
 )
 
 // hostileCase is a provider behaviour that only a real HTTP exchange shows;
-// the answer rules themselves are
-// TestParseQuantityAcceptsOnlyAnswersThatKeepEveryRule's.
+// the answer rules themselves are answerCases'.
 type hostileCase struct {
 	name string
 	// target starts the provider and returns its URL, to which secrets are

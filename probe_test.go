@@ -114,8 +114,7 @@ func TestBaseThatBreaksTheContractFailsTheProbe(t *testing.T) {
 // Only a JSON-RPC 2.0 error object in the body counts: the *StatusError
 // keeps it as an *RPCError. Any other body leaves a plain *StatusError:
 // never a transport failure or a bad answer. How much of a body is read is
-// TestBodyIsReadWithinTheSameLimitsWhateverTheStatus's, and which Reason a
-// status gives TestEachFailureHasTheFirstReasonItsCodesMatch's.
+// pinned below, and which Reason a status gives in errors_test.go.
 func TestStatusOtherThanOKFailsProbeOnceKeepingOnlyAJSONRPCError(t *testing.T) {
 	infura := rpcErrorAnswer(-32005, "daily request count exceeded")
 	limit := &RPCError{Code: -32005, Message: "daily request count exceeded"}

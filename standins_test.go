@@ -20,7 +20,7 @@ import (
 // net.Error timed out, also when an As method offers them), while none of
 // the Base's own errors, what its As method offers, its Format method or a
 // text that changes later can show through it. Which Reason each stand-in
-// gives is TestEachFailureHasTheFirstReasonItsCodesMatch's.
+// gives is pinned in errors_test.go.
 func TestBaseErrorIsKeptOnlyThroughStandIns(t *testing.T) {
 	changing := &changingError{text: "connection failed"}
 	secretURL := withSecrets("http://rpc.example")

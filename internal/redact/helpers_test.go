@@ -170,28 +170,28 @@ func escapeAt(text string, i int) (byte, bool) {
 // whether it stands for a byte of a "[redacted]" written in the text.
 type reading struct {
 	text   string
-	masked []bool
+	redacted []bool
 }
 
 // readingsOf returns text read as written and decoded.
 func readingsOf(text string) []reading {
-	masked := make([]bool, len(text))
+	redacted := make([]bool, len(text))
 	for from := 0; ; {
 		at := strings.Index(text[from:], shownMarker)
 		if at < 0 {
 			break
 		}
 		for k := range len(shownMarker) {
-			masked[from+at+k] = true
+			redacted[from+at+k] = true
 		}
 		from += at + len(shownMarker)
 	}
-	written := reading{text: readAsWritten(text), masked: masked}
+	written := reading{text: readAsWritten(text), redacted: redacted}
 	var decoded []byte
-	var decodedMasked []bool
+	var decodedRedacted []bool
 	for i := 0; i < len(text); i++ {
 		// A marker holds no '%', so an escape is in one or outside all.
-		decodedMasked = append(decodedMasked, masked[i])
+		decodedRedacted = append(decodedRedacted, redacted[i])
 		c := text[i]
 		if v, ok := escapeAt(text, i); ok {
 			c = v
@@ -199,7 +199,7 @@ func readingsOf(text string) []reading {
 		}
 		decoded = append(decoded, c)
 	}
-	return []reading{written, {text: readAsWritten(string(decoded)), masked: decodedMasked}}
+	return []reading{written, {text: readAsWritten(string(decoded)), redacted: decodedRedacted}}
 }
 
 // visibleIn returns a piece of one of forms that text shows in either
@@ -236,7 +236,7 @@ func shownIn(r reading, piece string) bool {
 		}
 		from += at
 		for k := range len(piece) {
-			if !r.masked[from+k] {
+			if !r.redacted[from+k] {
 				return true
 			}
 		}

@@ -451,7 +451,7 @@ func (r *reader) read(ctx context.Context) {
 	if err != nil {
 		r.served = ""
 		// go-ethereum's error can quote what a provider answered, which may
-		// echo its key: Redact masks every provider's keys.
+		// echo its key: Redact redacts every provider's keys.
 		slog.Warn("read failed", "attempts", len(tried), "tried", triedText(tried),
 			"err", brief(r.monitor.Redact(readCause(err)), readErrWidth))
 		return

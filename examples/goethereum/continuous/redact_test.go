@@ -16,8 +16,7 @@ import (
 
 // A go-ethereum read cut by its deadline still matches
 // context.DeadlineExceeded once it has gone through Monitor.Redact, so the
-// program can tell a timeout from a provider's error after masking it.
-// TestReadFailuresAreLoggedThroughRedact covers what Redact masks.
+// program can tell a timeout from a provider's error after redacting it.
 func TestRedactKeepsTheDeadlineOfAGoEthereumRead(t *testing.T) {
 	release := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
