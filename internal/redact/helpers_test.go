@@ -169,7 +169,7 @@ func escapeAt(text string, i int) (byte, bool) {
 // reading is a text as one reading sees it, and for each of its bytes
 // whether it stands for a byte of a "[redacted]" written in the text.
 type reading struct {
-	text   string
+	text     string
 	redacted []bool
 }
 
