@@ -65,7 +65,9 @@ func (r *Redactor) Message(msg string) string {
 		// A marker written in place of one secret may complete another
 		// that holds part of the marker, such as the password "b[red". A
 		// pass that changes the text takes bytes other than markers into
-		// one, or joins two markers, so the passes end.
+		// one, or joins two markers, so the passes end: after one, unless
+		// a secret holds part of the marker, when each further pass may
+		// take in only a byte or so.
 		msg = redacted
 	}
 }
