@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"time"
 
@@ -168,16 +167,16 @@ func ExampleConfig_chainID() {
 		panic(err)
 	}
 	err = monitor.Check(context.Background())
-	fmt.Println(err)
 	var pe *blocklag.ProbeError
 	var chain *blocklag.ChainIDError
 	if errors.As(err, &pe) && errors.As(pe, &chain) {
+		fmt.Println(pe)
 		fmt.Printf("%s: %s, chain %d instead of %d\n", pe.Endpoint, pe.Reason(), chain.Got, chain.Want)
 	}
 	fmt.Println("mainnet eligible:", monitor.Eligible("mainnet"), "at", monitor.Status().Reference)
 
 	// Output:
-	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "sepolia": chain ID 11155111 (0xaa36a7), want 1
+	// blocklag: endpoint "sepolia": chain ID 11155111 (0xaa36a7), want 1
 	// sepolia: wrong_chain, chain 11155111 instead of 1
 	// mainnet eligible: true at 100
 }
@@ -254,8 +253,9 @@ func ExampleConfig_probeTimeout() {
 	// hung eligible: false
 }
 
-// Check's error is one line, fit for a log; code reads each failure from
-// its Errors, in configured order, by Reason and by type. Infura puts its
+// Check's error is one line, fit for a log, that holds the text of each of
+// its ProbeErrors; code reads each failure from its Errors, in configured
+// order, by Reason and by type. Infura puts its
 // JSON-RPC error in the body of its 429, beside a Retry-After header: the
 // *StatusError keeps both, and errors.As finds the RPC error through it.
 func ExampleCheckError() {
@@ -264,7 +264,7 @@ func ExampleCheckError() {
 	infura := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "60")
 		w.WriteHeader(http.StatusTooManyRequests)
-		const limit = `{"code":-32005,"message":"daily request count exceeded"}`
+		const limit = `{"code":-32005,"message":"rate limited"}`
 		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":`+limit+`}`)
 	}))
 	defer infura.Close()
@@ -277,11 +277,11 @@ func ExampleCheckError() {
 		panic(err)
 	}
 	err = monitor.Check(context.Background())
-	fmt.Println(err)
 	var ce *blocklag.CheckError
 	if errors.As(err, &ce) {
-		fmt.Println("published:", ce.Published)
+		fmt.Printf("%d failed, published: %v\n", len(ce.Errors), ce.Published)
 		for _, pe := range ce.Errors {
+			fmt.Println(pe)
 			var se *blocklag.StatusError
 			var rpc *blocklag.RPCError
 			if errors.As(pe, &se) && errors.As(pe, &rpc) {
@@ -293,8 +293,8 @@ func ExampleCheckError() {
 	fmt.Println("infura eligible:", monitor.Eligible("infura"))
 
 	// Output:
-	// blocklag: 1 of 2 probes failed, verdicts published: endpoint "infura": HTTP status 429: RPC error -32005: "daily request count exceeded", retry after 1m0s
-	// published: true
+	// 1 failed, published: true
+	// blocklag: endpoint "infura": HTTP status 429: RPC error -32005: "rate limited", retry after 1m0s
 	// infura: rate_limited, status 429, RPC code -32005, retry after 1m0s
 	// infura eligible: false
 }
@@ -303,6 +303,7 @@ func ExampleCheckError() {
 // under endpoints. Before the first Check it shows only the fail-open
 // verdicts; after it, the reference and each provider's height and lag (a
 // provider whose probe failed would show its reason and error instead).
+// Each record is one line; this example breaks it before each key.
 func ExampleMonitor_Status() {
 	primary := fakeNode("0x64") // block 100
 	defer primary.Close()
@@ -316,7 +317,8 @@ func ExampleMonitor_Status() {
 	if err != nil {
 		panic(err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+	var line strings.Builder
+	logger := slog.New(slog.NewTextHandler(&line, &slog.HandlerOptions{
 		// Times and latencies differ from run to run, so this example
 		// leaves them out.
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -331,8 +333,20 @@ func ExampleMonitor_Status() {
 		fmt.Println("check:", err)
 	}
 	logger.Info("lag check", "status", monitor.Status())
+	fmt.Print(strings.ReplaceAll(line.String(), " status.", "\n  status."))
 
 	// Output:
-	// level=INFO msg="before the first check" status.max_lag=3 status.endpoints.primary.eligible=true status.endpoints.backup.eligible=true
-	// level=INFO msg="lag check" status.reference=110 status.max_lag=3 status.endpoints.primary.eligible=false status.endpoints.primary.height=100 status.endpoints.primary.lag=10 status.endpoints.backup.eligible=true status.endpoints.backup.height=110 status.endpoints.backup.lag=0
+	// level=INFO msg="before the first check"
+	//   status.max_lag=3
+	//   status.endpoints.primary.eligible=true
+	//   status.endpoints.backup.eligible=true
+	// level=INFO msg="lag check"
+	//   status.reference=110
+	//   status.max_lag=3
+	//   status.endpoints.primary.eligible=false
+	//   status.endpoints.primary.height=100
+	//   status.endpoints.primary.lag=10
+	//   status.endpoints.backup.eligible=true
+	//   status.endpoints.backup.height=110
+	//   status.endpoints.backup.lag=0
 }
