@@ -41,6 +41,24 @@ func TestStatusIsACopy(t *testing.T) {
 	}
 }
 
+// Status carries the two rules the verdicts follow, MaxLag and MaxAhead,
+// from New on, so that a reader of it needs no copy of the Config.
+func TestStatusCarriesTheRulesBeforeAndAfterAPublish(t *testing.T) {
+	p := newProvider(t, 100)
+	q := newProvider(t, 99)
+	r := newProvider(t, 98)
+	cfg := Config{Endpoints: named("p", p.URL, "q", q.URL, "r", r.URL), MaxLag: 3, Quorum: 2, MaxAhead: 10}
+	m := mustNew(t, cfg)
+	for _, when := range []string{"before any Check", "after a Check"} {
+		if st := m.Status(); st.MaxLag != 3 || st.MaxAhead != 10 {
+			t.Errorf("Status %s has MaxLag %d and MaxAhead %d, want 3 and 10", when, st.MaxLag, st.MaxAhead)
+		}
+		if err := check(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Heights a script's providers report besides real ones.
 const (
 	down       int64 = -1 // the provider answers HTTP 503, so its probe fails
