@@ -45,7 +45,7 @@ func (e *ProbeError) Error() string {
 	}
 	reason := ""
 	if e.Err != nil {
-		reason = redact.Alphabet(e.Err.Error())
+		reason = redact.Alphabet(errorText(e.Err))
 	}
 	return e.format(reason)
 }

@@ -292,6 +292,7 @@ func TestHandBuiltErrorsShowOneSafeLine(t *testing.T) {
 		{"an RPCError alone", rpcErr, false},
 		{"a CheckError of both", &CheckError{Errors: []*ProbeError{pe, rpc}}, true},
 		{"a nil ProbeError", (*ProbeError)(nil), true},
+		{"a ProbeError whose Err panics in Error", &ProbeError{Endpoint: "c", Err: (*panicking)(nil)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" reads as one safe line", func(t *testing.T) {

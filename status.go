@@ -149,7 +149,7 @@ func (e EndpointStatus) json(published bool) endpointJSON {
 	}
 	if e.Err != nil {
 		reason := e.Reason()
-		msg := e.Err.Error()
+		msg := errorText(e.Err)
 		if _, ok := e.Err.(*ProbeError); !ok {
 			msg = redact.Alphabet(msg) // the error of a Status built by hand is outside text
 		}
