@@ -241,23 +241,3 @@ func BenchmarkOutside(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkNew builds a Redactor of 10 and 1,000 endpoints of 4 KB keys,
-// and of 1,000 such endpoints with one key of 4.25 MB.
-func BenchmarkNew(b *testing.B) {
-	for _, tt := range []struct {
-		name string
-		urls []string
-	}{
-		{"10 endpoints of 4 KB keys", keyedURLs(10, 4096)},
-		{"1,000 endpoints of 4 KB keys", keyedURLs(1000, 4096)},
-		{"1,000 endpoints of 4 KB keys and one of 4.25 MB",
-			append(keyedURLs(1000, 4096), "https://huge.example/v3/"+hexKey(1000, 4_250_000))},
-	} {
-		b.Run(tt.name, func(b *testing.B) {
-			for b.Loop() {
-				redact.New(tt.urls)
-			}
-		})
-	}
-}
