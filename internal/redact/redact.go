@@ -40,6 +40,9 @@ const marker = "[redacted]"
 // *Redactor knows no secret: it still puts text in the alphabet and clips it.
 type Redactor struct {
 	secrets *automaton
+	// repass is set when a secret could be completed by a marker written
+	// beside it, so that Message passes until the text stands.
+	repass bool
 }
 
 // New returns the Redactor of the secrets that urls hold, each URL as
@@ -49,7 +52,26 @@ func New(urls []string) *Redactor {
 	for _, u := range urls {
 		forms = append(forms, secretForms(u)...)
 	}
-	return &Redactor{secrets: newAutomaton(forms)}
+	repass := false
+	for _, f := range forms {
+		repass = repass || touchesMarker(f)
+	}
+	return &Redactor{secrets: newAutomaton(forms), repass: repass}
+}
+
+// touchesMarker reports whether a marker written beside a text could
+// complete form there: form holds the marker, or begins with the marker's
+// end, or ends with its start, as the password "b[red" does.
+func touchesMarker(form string) bool {
+	if strings.Contains(form, marker) {
+		return true
+	}
+	for i := 1; i < len(marker); i++ {
+		if strings.HasSuffix(form, marker[:i]) || strings.HasPrefix(form, marker[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // Message returns msg, a message blocklag has finished, with every stretch
@@ -59,15 +81,14 @@ func New(urls []string) *Redactor {
 func (r *Redactor) Message(msg string) string {
 	for {
 		redacted, _ := r.upTo(msg, len(msg))
-		if redacted == msg {
-			return msg
+		// Text outside the stretches is left as it was, so a further pass
+		// can find only a secret that a marker completes. A pass that
+		// changes the text takes bytes other than markers into one, or
+		// joins two markers, so the passes end, though each may take in
+		// only a byte or so.
+		if redacted == msg || !r.repass {
+			return redacted
 		}
-		// A marker written in place of one secret may complete another
-		// that holds part of the marker, such as the password "b[red". A
-		// pass that changes the text takes bytes other than markers into
-		// one, or joins two markers, so the passes end: after one, unless
-		// a secret holds part of the marker, when each further pass may
-		// take in only a byte or so.
 		msg = redacted
 	}
 }

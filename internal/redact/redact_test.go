@@ -125,15 +125,36 @@ func TestMarkerIsNeverCutAndSecretsAcrossItAreRedacted(t *testing.T) {
 	}
 }
 
-// A secret that holds the marker's first bytes can be completed by a
-// marker that the first pass writes, so a second pass redacts more.
-func TestMessageTwiceIsMessageOnceWhenASecretHoldsTheMarkersStart(t *testing.T) {
-	r := redact.New([]string{"http://u:b%5Bred@m.example/v3/key0123456789"})
-	once := r.Message("abkey0123456789")
-	if twice := r.Message(once); twice != once {
-		t.Errorf("Message twice = %q, once = %q; want the same", twice, once)
+// A secret that holds the marker's first or last bytes can be completed by
+// a marker that the first pass writes, so Message passes again, and a
+// second Message changes nothing.
+func TestMessageTwiceIsMessageOnceWhenASecretHoldsPartOfTheMarker(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		url    string
+		text   string
+		want   string
+		secret string // the secret the marker completes, as no text may show it
+	}{
+		{name: "a password that ends with the marker's start",
+			url:  "http://u:b%5Bred@m.example/v3/key0123456789",
+			text: "abkey0123456789", want: "a[redacted]", secret: "b[red"},
+		{name: "a password that begins with the marker's end",
+			url:  "http://u:ted%5Dzz@m.example/v3/key0123456789",
+			text: "key0123456789zzy", want: "[redacted]y", secret: "ted]zz"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := redact.New([]string{tt.url})
+			once := r.Message(tt.text)
+			if once != tt.want {
+				t.Errorf("Message(%q) = %q, want %q", tt.text, once, tt.want)
+			}
+			if twice := r.Message(once); twice != once {
+				t.Errorf("Message twice = %q, once = %q; want the same", twice, once)
+			}
+			assertNoSecret(t, "Message", once, secretForms{keyed: []string{tt.secret}})
+		})
 	}
-	assertNoSecret(t, "Message", once, secretForms{keyed: []string{"b[red"}})
 }
 
 // Stretches that overlap or touch, in either reading or across them,
