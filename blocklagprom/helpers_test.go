@@ -159,19 +159,6 @@ func registry(c prometheus.Collector) *prometheus.Registry {
 	return reg
 }
 
-// assertSeries fails t for each series of want that got lacks or holds
-// with another value; series of got that want does not name are not
-// checked.
-func assertSeries(t *testing.T, got, want map[string]float64) {
-	t.Helper()
-	for series, w := range want {
-		v, ok := got[series]
-		if !ok || v != w {
-			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, w)
-		}
-	}
-}
-
 // assertLintClean fails t when testutil.CollectAndLint finds a problem in
 // what c collects.
 func assertLintClean(t *testing.T, c prometheus.Collector) {

@@ -321,11 +321,13 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
 		}
 	}
-	assertSeries(t, gauges(t, reg), map[string]float64{
-		`blocklag_reference_height{chain="mainnet"}`:             100,
-		`blocklag_reference_height{chain="sepolia"}`:             200,
-		`blocklag_provider_height{chain="mainnet",provider="b"}`: 100,
-		`blocklag_provider_height{chain="sepolia",provider="a"}`: 200,
+	assertExports(t, reg, []string{
+		`blocklag_reference_height{chain="mainnet"} 100`,
+		`blocklag_reference_height{chain="sepolia"} 200`,
+		`blocklag_provider_height{chain="mainnet",provider="a"} 100`,
+		`blocklag_provider_height{chain="mainnet",provider="b"} 100`,
+		`blocklag_provider_height{chain="sepolia",provider="a"} 200`,
+		`blocklag_provider_height{chain="sepolia",provider="b"} 200`,
 	})
 }
 
