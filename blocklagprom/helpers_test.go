@@ -116,11 +116,12 @@ const probeTimeout = 3 * time.Second
 // fake nodes whose IDs are "a", "b", "c" and so on.
 func newMonitor(t *testing.T, n int) (*blocklag.Monitor, []*node) {
 	t.Helper()
-	return newMonitorWith(t, n, func(*blocklag.Config) {})
+	return newMonitorWith(t, n, nil)
 }
 
-// newMonitorWith is newMonitor with its Config changed by tune before New,
-// for a test that needs a setting the others leave at its default.
+// newMonitorWith is newMonitor with its Config changed by tune, unless it is
+// nil, before New, for a test that needs a setting the others leave at its
+// default.
 func newMonitorWith(t *testing.T, n int, tune func(*blocklag.Config)) (*blocklag.Monitor, []*node) {
 	t.Helper()
 	nodes := make([]*node, n)
@@ -130,7 +131,9 @@ func newMonitorWith(t *testing.T, n int, tune func(*blocklag.Config)) (*blocklag
 		endpoints[i] = failnext.Endpoint{ID: failnext.EndpointID(rune('a' + i)), URL: nodes[i].URL}
 	}
 	cfg := blocklag.Config{Endpoints: endpoints, MaxLag: 3, ChainID: mainnet, ProbeTimeout: probeTimeout}
-	tune(&cfg)
+	if tune != nil {
+		tune(&cfg)
+	}
 	m, err := blocklag.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -232,14 +232,7 @@ func TestCollectorExportsWhatARealMonitorFound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tune := tt.tune
-			if tune == nil {
-				tune = func(*blocklag.Config) {}
-			}
-			m, nodes := newMonitorWith(t, max(tt.providers, 2), tune)
-			for _, answers := range tt.checks {
-				checkWith(t, m, nodes, answers)
-			}
+			m, _ := checkedMonitor(t, max(tt.providers, 2), tt.tune, tt.checks)
 			c := blocklagprom.NewCollector(m)
 			assertExports(t, steadyGatherer(registry(c)), tt.want)
 			if tt.golden != "" {
@@ -269,7 +262,7 @@ func TestACheckInWhichEveryProbeFailsChangesNoGauge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, nodes := checkedMonitor(t, 2, tt.before)
+			m, nodes := checkedMonitor(t, 2, nil, tt.before)
 			reg := registry(blocklagprom.NewCollector(m))
 			kept := gauges(t, reg)
 
@@ -397,11 +390,12 @@ func assertScrapeSeesOneCheck(t *testing.T, reg prometheus.Gatherer) {
 	}
 }
 
-// checkedMonitor is newMonitor(t, n) after one Check per entry of checks,
-// in which the nodes give those answers.
-func checkedMonitor(t *testing.T, n int, checks [][]answer) (*blocklag.Monitor, []*node) {
+// checkedMonitor is newMonitorWith(t, n, tune) after one Check per entry
+// of checks, in which the nodes give those answers.
+func checkedMonitor(t *testing.T, n int, tune func(*blocklag.Config),
+	checks [][]answer) (*blocklag.Monitor, []*node) {
 	t.Helper()
-	m, nodes := newMonitor(t, n)
+	m, nodes := newMonitorWith(t, n, tune)
 	for _, answers := range checks {
 		checkWith(t, m, nodes, answers)
 	}
