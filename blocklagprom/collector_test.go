@@ -248,10 +248,11 @@ func TestCollectorExportsTheStatusAndTheStats(t *testing.T) {
 	for _, tc := range collectCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.collector()
-			assertExports(t, registry(c), tc.want)
+			reg := registry(c)
+			assertExports(t, reg, tc.want)
 			if tc.golden != "" {
-				assertEveryFamily(t, registry(c))
-				assertGolden(t, registry(c), tc.golden)
+				assertEveryFamily(t, reg)
+				assertGolden(t, reg, tc.golden)
 			}
 			assertLintClean(t, c)
 		})

@@ -234,12 +234,13 @@ func TestCollectorExportsWhatARealMonitorFound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, _ := checkedMonitor(t, max(tt.providers, 2), tt.tune, tt.checks)
 			c := blocklagprom.NewCollector(m)
-			assertExports(t, steadyGatherer(registry(c)), tt.want)
+			reg := registry(c)
+			assertExports(t, steadyGatherer(reg), tt.want)
 			if tt.golden != "" {
-				assertEveryFamily(t, registry(c))
-				assertGolden(t, steadyGatherer(registry(c)), tt.golden)
+				assertEveryFamily(t, reg)
+				assertGolden(t, steadyGatherer(reg), tt.golden)
 			}
-			assertGaugesFollowTheJSON(t, registry(c), m.Status(), reasonsOf(m.Stats()))
+			assertGaugesFollowTheJSON(t, reg, m.Status(), reasonsOf(m.Stats()))
 			assertLintClean(t, c)
 		})
 	}
