@@ -452,17 +452,10 @@ func reasonsOf(ss blocklag.Stats) []string {
 }
 
 // gauges gathers g and returns every gauge series, as
-// name{label="value",...}, with its value; counters does the same for the
-// counters. They report a failed Gather with t.Error, so that scraping
-// goroutines may call them too.
+// name{label="value",...}, with its value.
 func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 	t.Helper()
 	return seriesOf(gatherAll(t, g), dto.MetricType_GAUGE)
-}
-
-func counters(t *testing.T, g prometheus.Gatherer) map[string]float64 {
-	t.Helper()
-	return seriesOf(gatherAll(t, g), dto.MetricType_COUNTER)
 }
 
 // gatherAll is what g gathers, reporting a failed Gather with t.Error.

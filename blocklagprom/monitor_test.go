@@ -365,25 +365,24 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 }
 
 // assertScrapeSeesOneCheck scrapes reg, a collector of a Monitor with
-// MaxLag 3 over the providers a and b, and fails t unless the scrape's
-// lags, verdicts and counters each come from one check.
+// MaxLag 3 over the providers a and b, once, and fails t unless the
+// scrape's lags, verdicts and counters each come from one check.
 func assertScrapeSeesOneCheck(t *testing.T, reg prometheus.Gatherer) {
 	t.Helper()
-	c := counters(t, reg)
-	published := c[`blocklag_checks_published_total{}`]
-	checks := c[`blocklag_checks_total{}`]
+	series := seriesOf(gatherAll(t, reg), dto.MetricType_GAUGE, dto.MetricType_COUNTER)
+	published := series[`blocklag_checks_published_total{}`]
+	checks := series[`blocklag_checks_total{}`]
 	if published > checks {
 		t.Errorf("%v checks published of %v: not from one Stats", published, checks)
 	}
-	g := gauges(t, reg)
-	ref, ok := g[`blocklag_reference_height{}`]
+	ref, ok := series[`blocklag_reference_height{}`]
 	if !ok {
 		return // fail-open, before the first published check
 	}
 	for _, id := range []string{"a", "b"} {
-		height := g[`blocklag_provider_height{provider="`+id+`"}`]
-		lag := g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
-		eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
+		height := series[`blocklag_provider_height{provider="`+id+`"}`]
+		lag := series[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
+		eligible := series[`blocklag_provider_eligible{provider="`+id+`"}`]
 		if lag != ref-height || (eligible == 1) != (lag <= 3) {
 			t.Errorf("%s: reference %v, height %v, lag %v, eligible %v: not from one check",
 				id, ref, height, lag, eligible)
