@@ -320,8 +320,7 @@ func TestCollectReadsStatusOnceAndStatsOnce(t *testing.T) {
 // scrape fails with an error naming the metric, and nothing panics.
 func TestCollectorRefusesAnIDThatIsNoLabelValue(t *testing.T) {
 	st := blocklag.Status{Endpoints: []blocklag.EndpointStatus{{ID: "bad\xff", Eligible: true}}}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(blocklagprom.CollectorOf(fixedMonitor{status: st, stats: zeroStats(st)}))
+	reg := registry(blocklagprom.CollectorOf(fixedMonitor{status: st, stats: zeroStats(st)}))
 	_, err := reg.Gather()
 	if err == nil || !strings.Contains(err.Error(), "blocklag_provider_eligible") {
 		t.Errorf("gather error %v, want one naming blocklag_provider_eligible", err)
