@@ -116,11 +116,12 @@ const probeTimeout = 3 * time.Second
 // fake nodes whose IDs are "a", "b", "c" and so on.
 func newMonitor(t *testing.T, n int) (*blocklag.Monitor, []*node) {
 	t.Helper()
-	return newMonitorWith(t, n, func(*blocklag.Config) {})
+	return newMonitorWith(t, n, nil)
 }
 
-// newMonitorWith is newMonitor with its Config changed by tune before New,
-// for a test that needs a setting the others leave at its default.
+// newMonitorWith is newMonitor with its Config changed by tune, unless it is
+// nil, before New, for a test that needs a setting the others leave at its
+// default.
 func newMonitorWith(t *testing.T, n int, tune func(*blocklag.Config)) (*blocklag.Monitor, []*node) {
 	t.Helper()
 	nodes := make([]*node, n)
@@ -130,7 +131,9 @@ func newMonitorWith(t *testing.T, n int, tune func(*blocklag.Config)) (*blocklag
 		endpoints[i] = failnext.Endpoint{ID: failnext.EndpointID(rune('a' + i)), URL: nodes[i].URL}
 	}
 	cfg := blocklag.Config{Endpoints: endpoints, MaxLag: 3, ChainID: mainnet, ProbeTimeout: probeTimeout}
-	tune(&cfg)
+	if tune != nil {
+		tune(&cfg)
+	}
 	m, err := blocklag.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -157,19 +160,6 @@ func registry(c prometheus.Collector) *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	return reg
-}
-
-// assertSeries fails t for each series of want that got lacks or holds
-// with another value; series of got that want does not name are not
-// checked.
-func assertSeries(t *testing.T, got, want map[string]float64) {
-	t.Helper()
-	for series, w := range want {
-		v, ok := got[series]
-		if !ok || v != w {
-			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, w)
-		}
-	}
 }
 
 // assertLintClean fails t when testutil.CollectAndLint finds a problem in
@@ -462,17 +452,10 @@ func reasonsOf(ss blocklag.Stats) []string {
 }
 
 // gauges gathers g and returns every gauge series, as
-// name{label="value",...}, with its value; counters does the same for the
-// counters. They report a failed Gather with t.Error, so that scraping
-// goroutines may call them too.
+// name{label="value",...}, with its value.
 func gauges(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 	t.Helper()
 	return seriesOf(gatherAll(t, g), dto.MetricType_GAUGE)
-}
-
-func counters(t *testing.T, g prometheus.Gatherer) map[string]float64 {
-	t.Helper()
-	return seriesOf(gatherAll(t, g), dto.MetricType_COUNTER)
 }
 
 // gatherAll is what g gathers, reporting a failed Gather with t.Error.

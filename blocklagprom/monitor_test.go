@@ -232,21 +232,15 @@ func TestCollectorExportsWhatARealMonitorFound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tune := tt.tune
-			if tune == nil {
-				tune = func(*blocklag.Config) {}
-			}
-			m, nodes := newMonitorWith(t, max(tt.providers, 2), tune)
-			for _, answers := range tt.checks {
-				checkWith(t, m, nodes, answers)
-			}
+			m, _ := checkedMonitor(t, max(tt.providers, 2), tt.tune, tt.checks)
 			c := blocklagprom.NewCollector(m)
-			assertExports(t, steadyGatherer(registry(c)), tt.want)
+			reg := registry(c)
+			assertExports(t, steadyGatherer(reg), tt.want)
 			if tt.golden != "" {
-				assertEveryFamily(t, registry(c))
-				assertGolden(t, steadyGatherer(registry(c)), tt.golden)
+				assertEveryFamily(t, reg)
+				assertGolden(t, steadyGatherer(reg), tt.golden)
 			}
-			assertGaugesFollowTheJSON(t, registry(c), m.Status(), reasonsOf(m.Stats()))
+			assertGaugesFollowTheJSON(t, reg, m.Status(), reasonsOf(m.Stats()))
 			assertLintClean(t, c)
 		})
 	}
@@ -269,7 +263,7 @@ func TestACheckInWhichEveryProbeFailsChangesNoGauge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, nodes := checkedMonitor(t, 2, tt.before)
+			m, nodes := checkedMonitor(t, 2, nil, tt.before)
 			reg := registry(blocklagprom.NewCollector(m))
 			kept := gauges(t, reg)
 
@@ -321,11 +315,13 @@ func TestTwoMonitorsShareARegistryThroughWrappedLabels(t *testing.T) {
 			t.Errorf("a collector registered without the chain label was accepted next to the %s one", chain)
 		}
 	}
-	assertSeries(t, gauges(t, reg), map[string]float64{
-		`blocklag_reference_height{chain="mainnet"}`:             100,
-		`blocklag_reference_height{chain="sepolia"}`:             200,
-		`blocklag_provider_height{chain="mainnet",provider="b"}`: 100,
-		`blocklag_provider_height{chain="sepolia",provider="a"}`: 200,
+	assertExports(t, reg, []string{
+		`blocklag_reference_height{chain="mainnet"} 100`,
+		`blocklag_reference_height{chain="sepolia"} 200`,
+		`blocklag_provider_height{chain="mainnet",provider="a"} 100`,
+		`blocklag_provider_height{chain="mainnet",provider="b"} 100`,
+		`blocklag_provider_height{chain="sepolia",provider="a"} 200`,
+		`blocklag_provider_height{chain="sepolia",provider="b"} 200`,
 	})
 }
 
@@ -369,25 +365,24 @@ func TestScrapesDuringChecksEachSeeOneCheck(t *testing.T) {
 }
 
 // assertScrapeSeesOneCheck scrapes reg, a collector of a Monitor with
-// MaxLag 3 over the providers a and b, and fails t unless the scrape's
-// lags, verdicts and counters each come from one check.
+// MaxLag 3 over the providers a and b, once, and fails t unless the
+// scrape's lags, verdicts and counters each come from one check.
 func assertScrapeSeesOneCheck(t *testing.T, reg prometheus.Gatherer) {
 	t.Helper()
-	c := counters(t, reg)
-	published := c[`blocklag_checks_published_total{}`]
-	checks := c[`blocklag_checks_total{}`]
+	series := seriesOf(gatherAll(t, reg), dto.MetricType_GAUGE, dto.MetricType_COUNTER)
+	published := series[`blocklag_checks_published_total{}`]
+	checks := series[`blocklag_checks_total{}`]
 	if published > checks {
 		t.Errorf("%v checks published of %v: not from one Stats", published, checks)
 	}
-	g := gauges(t, reg)
-	ref, ok := g[`blocklag_reference_height{}`]
+	ref, ok := series[`blocklag_reference_height{}`]
 	if !ok {
 		return // fail-open, before the first published check
 	}
 	for _, id := range []string{"a", "b"} {
-		height := g[`blocklag_provider_height{provider="`+id+`"}`]
-		lag := g[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
-		eligible := g[`blocklag_provider_eligible{provider="`+id+`"}`]
+		height := series[`blocklag_provider_height{provider="`+id+`"}`]
+		lag := series[`blocklag_provider_lag_blocks{provider="`+id+`"}`]
+		eligible := series[`blocklag_provider_eligible{provider="`+id+`"}`]
 		if lag != ref-height || (eligible == 1) != (lag <= 3) {
 			t.Errorf("%s: reference %v, height %v, lag %v, eligible %v: not from one check",
 				id, ref, height, lag, eligible)
@@ -395,11 +390,12 @@ func assertScrapeSeesOneCheck(t *testing.T, reg prometheus.Gatherer) {
 	}
 }
 
-// checkedMonitor is newMonitor(t, n) after one Check per entry of checks,
-// in which the nodes give those answers.
-func checkedMonitor(t *testing.T, n int, checks [][]answer) (*blocklag.Monitor, []*node) {
+// checkedMonitor is newMonitorWith(t, n, tune) after one Check per entry
+// of checks, in which the nodes give those answers.
+func checkedMonitor(t *testing.T, n int, tune func(*blocklag.Config),
+	checks [][]answer) (*blocklag.Monitor, []*node) {
 	t.Helper()
-	m, nodes := newMonitor(t, n)
+	m, nodes := newMonitorWith(t, n, tune)
 	for _, answers := range checks {
 		checkWith(t, m, nodes, answers)
 	}
