@@ -68,6 +68,10 @@ func main() {
 	metricsAddr := flag.String("metrics-addr", "",
 		"serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
 	flag.Parse()
+	if *checkEvery <= 0 || *readEvery <= 0 {
+		slog.Error("-check-every and -read-every must be above zero")
+		os.Exit(2)
+	}
 	if setUp != nil {
 		if err := setUp(); err != nil {
 			slog.Error(brief(err, startErrWidth))
@@ -76,9 +80,6 @@ func main() {
 	}
 
 	endpoints, err := endpointsFromEnv()
-	if err == nil && (*checkEvery <= 0 || *readEvery <= 0) {
-		err = errors.New("-check-every and -read-every must be above zero")
-	}
 	if err != nil {
 		slog.Error(brief(err, startErrWidth)) // it says what to set, and quotes no URL
 		os.Exit(2)
