@@ -361,11 +361,13 @@ func verdictOf(st blocklag.Status, e blocklag.EndpointStatus) line {
 }
 
 // unanswered is the line for a probe that failed in a Check where no probe
-// succeeded: nothing was published, so the provider keeps its verdict.
+// succeeded: nothing was published, so the provider keeps its verdict. Its
+// key leaves that verdict out: only a published Check changes it, and that
+// Check logs the provider's new verdict in between.
 func unanswered(pe *blocklag.ProbeError, eligible bool) line {
 	return line{
 		provider: pe.Endpoint,
-		key:      "unanswered " + string(pe.Reason()) + " " + strconv.FormatBool(eligible),
+		key:      "unanswered " + string(pe.Reason()),
 		level:    slog.LevelWarn,
 		msg:      "probe failed, verdict kept",
 		attrs:    []any{"eligible", eligible, "reason", pe.Reason(), "err", probeText(pe)},
