@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -130,13 +129,4 @@ func TestReadsFollowNoRedirect(t *testing.T) {
 	if requests, _ := target.report(); requests != 0 {
 		t.Errorf("the redirect's target received %d requests, want none", requests)
 	}
-}
-
-func mustParse(t *testing.T, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
 }

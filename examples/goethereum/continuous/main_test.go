@@ -16,36 +16,6 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// startRun runs the loop in the background until the test calls the
-// returned stop, which fails the test unless run then returns nil, as it
-// does on SIGINT or SIGTERM.
-func startRun(t *testing.T, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration,
-	metricsAddr string) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, endpoints, checkEvery, readEvery, metricsAddr) }()
-	stopped := false
-	stop = func() {
-		t.Helper()
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run returned %v after its context ended, want nil", err)
-			}
-		case <-time.After(testTimeout):
-			t.Fatalf("run did not return within %v of its context ending", testTimeout)
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 // The loop keeps reads on the fresh provider: it logs the lagging one as
 // ineligible, with its lag and MaxLag, and every read as served by the
 // fresh one; once the fresh one stops, it logs that provider's probe
@@ -300,20 +270,6 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 	if _, err := fetch(url); err == nil {
 		t.Errorf("%s still answers after run returned", url)
 	}
-}
-
-// fetch returns the body of a successful GET of url.
-func fetch(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("HTTP status %d", resp.StatusCode)
-	}
-	return string(body), err
 }
 
 // The providers come from ETH_RPC_URLS or from the seed's two variables.
