@@ -64,41 +64,51 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 	}
 }
 
-// A read that gets no answer from the provider it tried goes on to the next
-// eligible one, although it is a POST, and the log says it took two
-// attempts.
-func TestReadsFailOverWhenAProviderGivesNoAnswer(t *testing.T) {
-	first := startDevNode(t, 7)
-	second := startDevNode(t, 7)
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: first.URL}, {ID: "backup", URL: second.URL}}
-	log := &cursor{tap: tapLog(t)}
-	// One check, at start, that finds both eligible; then only reads.
-	startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
-	log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 7))
-
-	first.Stop()
-	r := log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 7))
-	if got := attr(r, "attempts"); got != int64(2) {
-		t.Errorf("read logged attempts=%v, want 2", got)
+// A read that the first provider does not answer, because it stopped after
+// the check or because it takes reads and never answers them, goes on to
+// the next eligible provider, although it is a POST. A provider that never
+// answers costs the read one probe timeout, well within the read's own
+// timeout. The read's line says it took two attempts and names both
+// providers.
+func TestAReadThatGetsNoAnswerMovesToTheNextProvider(t *testing.T) {
+	tests := []struct {
+		name string
+		// first starts the first provider; stop, when not nil, stops it once
+		// it has served a read.
+		first func(t *testing.T) (url string, stop func())
+	}{
+		{"a read moves on from a provider that stopped after the check", func(t *testing.T) (string, func()) {
+			n := startDevNode(t, 7)
+			return n.URL, n.Stop
+		}},
+		{"a read moves on from a provider that takes it and never answers",
+			func(t *testing.T) (string, func()) {
+				return startProvider(t, "0x7", hang).URL, nil
+			}},
 	}
-}
-
-// A provider that answers probes but takes reads and never answers them
-// costs a read one probe timeout: the read then goes to the next eligible
-// provider, well within the read's own timeout, and its line names both.
-func TestAHungReadMovesToTheNextProvider(t *testing.T) {
-	hung := startProvider(t, "0x7", hang)
-	next := startProvider(t, "0x7", nil)
-	endpoints := []failnext.Endpoint{{ID: "hung", URL: hung.URL}, {ID: "next", URL: next.URL}}
-	log := &cursor{tap: tapLog(t)}
-	startRun(t, endpoints, time.Hour, time.Hour, "")
-	r := log.waitFor(t, "the first read", "", isRead)
-	if r.Message != "read" || !servedBy("next", 7)(r) {
-		t.Fatalf("the first read logged %q endpoint=%v err=%v, want it served by next",
-			r.Message, attr(r, "endpoint"), attr(r, "err"))
-	}
-	if got := logged(r, "attempts", "tried"); got != "attempts=2 tried=hung,next" {
-		t.Errorf("the read logged %s, want attempts=2 tried=hung,next", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			firstURL, stopFirst := tt.first(t)
+			next := startProvider(t, "0x7", nil)
+			endpoints := []failnext.Endpoint{{ID: "first", URL: firstURL}, {ID: "next", URL: next.URL}}
+			log := &cursor{tap: tapLog(t)}
+			// One check, at start, that finds both eligible; then only reads.
+			startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
+			if stopFirst != nil {
+				log.waitFor(t, "a read served by the first", "read", servedBy("first", 7))
+				stopFirst()
+			}
+			r := log.waitFor(t, "a read not served by the first", "", func(r slog.Record) bool {
+				return isRead(r) && !servedBy("first", 7)(r)
+			})
+			if r.Message != "read" || !servedBy("next", 7)(r) {
+				t.Fatalf("the read logged %q endpoint=%v err=%v, want it served by next",
+					r.Message, attr(r, "endpoint"), attr(r, "err"))
+			}
+			if got := logged(r, "attempts", "tried"); got != "attempts=2 tried=first,next" {
+				t.Errorf("the read logged %s, want attempts=2 tried=first,next", got)
+			}
+		})
 	}
 }
 
