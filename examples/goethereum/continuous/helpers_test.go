@@ -186,6 +186,29 @@ func startDevNode(t *testing.T, blocks int) *devnet.Node {
 	return n
 }
 
+// readLine is a read's record in brief: its message, the provider that
+// served it, if any, and its level.
+func readLine(r slog.Record) string {
+	if id := attr(r, "endpoint"); id != nil {
+		return fmt.Sprintf("%s %v %v", r.Message, id, r.Level)
+	}
+	return fmt.Sprintf("%s %v", r.Message, r.Level)
+}
+
+// inTurn is a handler that serves the i-th request it receives with
+// handlers[i], and every request after the last handler's with that one.
+func inTurn(handlers ...http.HandlerFunc) http.HandlerFunc {
+	var mu sync.Mutex
+	n := 0
+	return func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		h := handlers[min(n, len(handlers)-1)]
+		n++
+		mu.Unlock()
+		h(w, r)
+	}
+}
+
 // isRead matches a record of a read, served or failed.
 func isRead(r slog.Record) bool {
 	return r.Message == "read" || r.Message == "read failed"

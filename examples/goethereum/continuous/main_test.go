@@ -112,23 +112,43 @@ func TestAReadThatGetsNoAnswerMovesToTheNextProvider(t *testing.T) {
 	}
 }
 
-// A read served by the same provider as the last one, at the first
-// attempt, is routine: it is logged at the debug level, which the default
-// logger leaves out, while the first read, served by a provider new to the
-// log, is logged at the info level.
-func TestRoutineReadsAreLoggedAtTheDebugLevel(t *testing.T) {
-	a := startProvider(t, "0x5", nil)
-	b := startProvider(t, "0x5", nil)
-	endpoints := []failnext.Endpoint{{ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
-	log := &cursor{tap: tapLog(t)}
-	startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
-	var levels []slog.Level
-	for range 4 {
-		levels = append(levels, log.waitFor(t, "a read served by a", "read", servedBy("a", 5)).Level)
+// A read's line is at the info level when it says something new: the
+// provider that served it is not the one that served the last read, it
+// took more than one attempt, or the last read failed. Other reads are
+// routine: logged at the debug level, which the default logger leaves out.
+func TestAReadIsLoggedAtTheInfoLevelWhenItSaysSomethingNew(t *testing.T) {
+	answer := func(w http.ResponseWriter, r *http.Request) { answerHeight(w, r, "0x5") }
+	tests := []struct {
+		name  string
+		a, b  []http.HandlerFunc // the reads of each, in turn, the last for every read after
+		lines []string           // the first reads' lines, as readLine writes them
+	}{
+		{"reads served by the same provider at the first attempt are routine after the first",
+			[]http.HandlerFunc{answer}, []http.HandlerFunc{answer},
+			[]string{"read a INFO", "read a DEBUG", "read a DEBUG", "read a DEBUG"}},
+		{"a read that took two attempts is news although its provider served the last",
+			[]http.HandlerFunc{hangUp, hangUp, answer}, []http.HandlerFunc{answer},
+			[]string{"read b INFO", "read b INFO", "read a INFO", "read a DEBUG"}},
+		{"the first read served after a failed one is news although its provider served the last",
+			[]http.HandlerFunc{answer, hangUp, answer}, []http.HandlerFunc{hangUp},
+			[]string{"read a INFO", "read failed WARN", "read a INFO", "read a DEBUG"}},
 	}
-	want := []slog.Level{slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
-	if fmt.Sprint(levels) != fmt.Sprint(want) {
-		t.Errorf("four reads served by a were logged at %v, want %v", levels, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := startProvider(t, "0x5", inTurn(tt.a...))
+			b := startProvider(t, "0x5", inTurn(tt.b...))
+			endpoints := []failnext.Endpoint{{ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
+			log := &cursor{tap: tapLog(t)}
+			stop := startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
+			var got []string
+			for range tt.lines {
+				got = append(got, readLine(log.waitFor(t, "a read", "", isRead)))
+			}
+			stop()
+			if fmt.Sprint(got) != fmt.Sprint(tt.lines) {
+				t.Errorf("the first reads were logged as %q, want %q", got, tt.lines)
+			}
+		})
 	}
 }
 
