@@ -818,3 +818,8 @@ func heightOf(t *testing.T, url string) uint64 {
 	}
 	return n
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
