@@ -226,7 +226,7 @@ func TestReadFailuresAreLoggedThroughRedact(t *testing.T) {
 		{"no answer", nil, "connection refused"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name+" is logged without the key", func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			if tt.handler == nil {
 				srv.Close()
