@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -132,11 +133,41 @@ func TestReadsFollowNoRedirect(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
+// The client addresses its reads to the first provider's scheme and host
+// alone, whatever keys that provider's URL holds: go-ethereum's error for a
+// read quotes that address, and the request handed to the transport
+// carries no credentials from it.
+func TestReadsAreAddressedWithoutTheFirstProvidersKeys(t *testing.T) {
+	tests := []struct {
+		name  string
+		first string
+		want  string // the address the reads go to
+	}{
+		{"a key in the path is left out", "https://a.example/v3/k3y0f7he5ecre7", "https://a.example"},
+		{"a key in the query is left out", "http://a.example:8545/rpc?apikey=k3y0f7he5ecre7",
+			"http://a.example:8545"},
+		{"user:password@ is left out", "https://k3y0f7he:5ecre7k3y@a.example/", "https://a.example"},
 	}
-	return u
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var auth []string
+			transport := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				auth = append(auth, r.Header.Values("Authorization")...)
+				return nil, errors.New("no provider here")
+			})
+			client, err := dial(context.Background(), tt.first, transport)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			_, err = client.BlockNumber(context.Background())
+			quoted := err != nil && strings.Contains(err.Error(), `"`+tt.want+`"`)
+			if !quoted || strings.Contains(err.Error(), "k3y") {
+				t.Errorf("the read failed with %v, want it to quote %q and no key", err, tt.want)
+			}
+			if len(auth) > 0 {
+				t.Errorf("the transport was handed Authorization %q, want none", auth)
+			}
+		})
+	}
 }

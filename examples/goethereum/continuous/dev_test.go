@@ -56,9 +56,9 @@ func TestStartDevStartsNothingItShouldNot(t *testing.T) {
 		duration time.Duration
 		wantErr  bool
 	}{
-		{"without -dev", false, time.Minute, false},
-		{"without -dev, whatever -dev-duration says", false, -time.Second, false},
-		{"with -dev and a negative -dev-duration", true, -time.Second, true},
+		{"without -dev it does nothing", false, time.Minute, false},
+		{"without -dev it lets any -dev-duration be", false, -time.Second, false},
+		{"with -dev it refuses a negative -dev-duration", true, -time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

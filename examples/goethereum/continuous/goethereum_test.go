@@ -4,25 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
-
-// heightOf reads a node's height straight from it, without blocklag.
-func heightOf(t *testing.T, url string) uint64 {
-	t.Helper()
-	c, err := ethclient.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	n, err := c.BlockNumber(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // blocklag judges go-ethereum's own JSON-RPC server right: its probe is an
 // answer go-ethereum accepts, and the heights it reads are the nodes' own.

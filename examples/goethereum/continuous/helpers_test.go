@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/yermakovsa/failnext"
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 	"github.com/yermakovsa/failnext-blocklag/examples/goethereum/internal/devnet"
@@ -182,6 +184,29 @@ func startDevNode(t *testing.T, blocks int) *devnet.Node {
 	t.Cleanup(n.Stop)
 	n.Commit(blocks)
 	return n
+}
+
+// readLine is a read's record in brief: its message, the provider that
+// served it, if any, and its level.
+func readLine(r slog.Record) string {
+	if id := attr(r, "endpoint"); id != nil {
+		return fmt.Sprintf("%s %v %v", r.Message, id, r.Level)
+	}
+	return fmt.Sprintf("%s %v", r.Message, r.Level)
+}
+
+// inTurn is a handler that serves the i-th request it receives with
+// handlers[i], and every request after the last handler's with that one.
+func inTurn(handlers ...http.HandlerFunc) http.HandlerFunc {
+	var mu sync.Mutex
+	n := 0
+	return func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		h := handlers[min(n, len(handlers)-1)]
+		n++
+		mu.Unlock()
+		h(w, r)
+	}
 }
 
 // isRead matches a record of a read, served or failed.
@@ -719,3 +744,82 @@ func (c *command) lines() []string {
 func (c *command) text() string {
 	return strings.Join(c.lines(), "\n")
 }
+
+// startRun runs the loop in the background until the test calls the
+// returned stop, which fails the test unless run then returns nil, as it
+// does on SIGINT or SIGTERM.
+func startRun(t *testing.T, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration,
+	metricsAddr string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, endpoints, checkEvery, readEvery, metricsAddr) }()
+	stopped := false
+	stop = func() {
+		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v after its context ended, want nil", err)
+			}
+		case <-time.After(testTimeout):
+			t.Fatalf("run did not return within %v of its context ending", testTimeout)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// fetch returns the body of a successful GET of url.
+func fetch(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HTTP status %d", resp.StatusCode)
+	}
+	return string(body), err
+}
+
+// mustParse parses raw, a URL the test made.
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// list is an environment holding ETH_RPC_URLS alone.
+func list(value string) map[string]string {
+	return map[string]string{"ETH_RPC_URLS": value}
+}
+
+// heightOf reads a node's height straight from it, without blocklag.
+func heightOf(t *testing.T, url string) uint64 {
+	t.Helper()
+	c, err := ethclient.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.BlockNumber(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

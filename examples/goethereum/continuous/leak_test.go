@@ -164,8 +164,3 @@ func logsRefusalAndRecoveryOnce(t *testing.T, bin string) {
 	f.checkPrinted(t, c.text())
 	f.checkReceived(t)
 }
-
-// list is an environment holding ETH_RPC_URLS alone.
-func list(value string) map[string]string {
-	return map[string]string{"ETH_RPC_URLS": value}
-}

@@ -68,26 +68,27 @@ func main() {
 	metricsAddr := flag.String("metrics-addr", "",
 		"serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100")
 	flag.Parse()
+	if *checkEvery <= 0 || *readEvery <= 0 {
+		slog.Error("-check-every and -read-every must be above zero")
+		os.Exit(2)
+	}
 	if setUp != nil {
 		if err := setUp(); err != nil {
-			slog.Error(brief(err, startErrWidth))
+			slog.Error(clip(err.Error(), startErrWidth))
 			os.Exit(2)
 		}
 	}
 
 	endpoints, err := endpointsFromEnv()
-	if err == nil && (*checkEvery <= 0 || *readEvery <= 0) {
-		err = errors.New("-check-every and -read-every must be above zero")
-	}
 	if err != nil {
-		slog.Error(brief(err, startErrWidth)) // it says what to set, and quotes no URL
+		slog.Error(clip(err.Error(), startErrWidth)) // it says what to set, and quotes no URL
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = run(ctx, endpoints, *checkEvery, *readEvery, *metricsAddr)
 	stop()
 	if err != nil {
-		slog.Error(brief(err, startErrWidth)) // blocklag's errors name the endpoint, never its key
+		slog.Error(clip(err.Error(), startErrWidth)) // blocklag's errors name the endpoint, never its key
 		os.Exit(1)
 	}
 }
@@ -360,11 +361,13 @@ func verdictOf(st blocklag.Status, e blocklag.EndpointStatus) line {
 }
 
 // unanswered is the line for a probe that failed in a Check where no probe
-// succeeded: nothing was published, so the provider keeps its verdict.
+// succeeded: nothing was published, so the provider keeps its verdict. Its
+// key leaves that verdict out: only a published Check changes it, and that
+// Check logs the provider's new verdict in between.
 func unanswered(pe *blocklag.ProbeError, eligible bool) line {
 	return line{
 		provider: pe.Endpoint,
-		key:      "unanswered " + string(pe.Reason()) + " " + strconv.FormatBool(eligible),
+		key:      "unanswered " + string(pe.Reason()),
 		level:    slog.LevelWarn,
 		msg:      "probe failed, verdict kept",
 		attrs:    []any{"eligible", eligible, "reason", pe.Reason(), "err", probeText(pe)},
@@ -378,14 +381,13 @@ func probeText(err error) string {
 	if errors.As(err, &pe) && pe.Err != nil {
 		err = pe.Err
 	}
-	return brief(err, probeErrWidth)
+	return clip(err.Error(), probeErrWidth)
 }
 
-// brief is err's text, cut to width bytes so that a line fits a terminal.
-// blocklag writes its errors, and Redact's, in printable ASCII, so any cut
-// is clean.
-func brief(err error, width int) string {
-	text := err.Error()
+// clip is text cut to width bytes, so that a line fits a terminal. blocklag
+// writes its errors, and Redact's, in printable ASCII, and a provider's name
+// is ASCII too, so any cut is clean.
+func clip(text string, width int) string {
 	if len(text) <= width {
 		return text
 	}
@@ -452,8 +454,8 @@ func (r *reader) read(ctx context.Context) {
 		r.served = ""
 		// go-ethereum's error can quote what a provider answered, which may
 		// echo its key: Redact redacts every provider's keys.
-		slog.Warn("read failed", "attempts", len(tried), "tried", triedText(tried),
-			"err", brief(r.monitor.Redact(readCause(err)), readErrWidth))
+		slog.Warn("read failed", "attempts", len(tried), "tried", clip(strings.Join(tried, ","), triedWidth),
+			"err", clip(r.monitor.Redact(readCause(err)).Error(), readErrWidth))
 		return
 	}
 	level := slog.LevelDebug
@@ -463,7 +465,7 @@ func (r *reader) read(ctx context.Context) {
 	r.served = served
 	attrs := []any{"block", block, "endpoint", served}
 	if len(tried) > 1 {
-		attrs = append(attrs, "attempts", len(tried), "tried", triedText(tried))
+		attrs = append(attrs, "attempts", len(tried), "tried", clip(strings.Join(tried, ","), triedWidth))
 	}
 	slog.Log(ctx, level, "read", attrs...)
 }
@@ -482,20 +484,6 @@ func readCause(err error) error {
 	return err
 }
 
-// triedText is the names of the providers a read was sent to, in order,
-// cut to fit the line.
-func triedText(tried []failnext.EndpointID) string {
-	names := make([]string, len(tried))
-	for i, id := range tried {
-		names[i] = string(id)
-	}
-	text := strings.Join(names, ",")
-	if len(text) <= triedWidth {
-		return text
-	}
-	return text[:triedWidth-3] + "..."
-}
-
 // readTrailKey is the context key under which read hands onEvent a
 // readTrail.
 type readTrailKey struct{}
@@ -505,11 +493,11 @@ type readTrailKey struct{}
 // not promise is read's own: hence the lock.
 type readTrail struct {
 	mu     sync.Mutex
-	served failnext.EndpointID   // the provider whose answer was returned
-	tried  []failnext.EndpointID // the providers the read was sent to, in order
+	served failnext.EndpointID // the provider whose answer was returned
+	tried  []string            // the names of the providers the read was sent to, in order
 }
 
-func (t *readTrail) get() (failnext.EndpointID, []failnext.EndpointID) {
+func (t *readTrail) get() (failnext.EndpointID, []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.served, t.tried
@@ -526,7 +514,7 @@ func onEvent(ctx context.Context, ev failnext.Event) {
 	defer trail.mu.Unlock()
 	switch {
 	case ev.Kind == failnext.EventAttempt:
-		trail.tried = append(trail.tried, ev.Endpoint)
+		trail.tried = append(trail.tried, string(ev.Endpoint))
 	case ev.Kind == failnext.EventResult && ev.Err == nil:
 		trail.served = ev.Endpoint
 	}

@@ -16,36 +16,6 @@ import (
 	blocklag "github.com/yermakovsa/failnext-blocklag"
 )
 
-// startRun runs the loop in the background until the test calls the
-// returned stop, which fails the test unless run then returns nil, as it
-// does on SIGINT or SIGTERM.
-func startRun(t *testing.T, endpoints []failnext.Endpoint, checkEvery, readEvery time.Duration,
-	metricsAddr string) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, endpoints, checkEvery, readEvery, metricsAddr) }()
-	stopped := false
-	stop = func() {
-		t.Helper()
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run returned %v after its context ended, want nil", err)
-			}
-		case <-time.After(testTimeout):
-			t.Fatalf("run did not return within %v of its context ending", testTimeout)
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 // The loop keeps reads on the fresh provider: it logs the lagging one as
 // ineligible, with its lag and MaxLag, and every read as served by the
 // fresh one; once the fresh one stops, it logs that provider's probe
@@ -67,8 +37,11 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 	fresh.Stop()
 	r = log.waitFor(t, "the stopped backup's probe error", "provider ineligible: probe failed",
 		names("backup"))
-	if attr(r, "reason") != blocklag.ReasonTransport || attr(r, "err") == "" {
-		t.Errorf("the backup's line logged %s, want reason transport and its error",
+	// The line names the provider; its error does not name it again.
+	probeErr, _ := attr(r, "err").(string)
+	named := strings.Contains(probeErr, "backup")
+	if attr(r, "reason") != blocklag.ReasonTransport || probeErr == "" || named {
+		t.Errorf("the backup's line logged %s, want reason transport and its error, which names no provider",
 			logged(r, "reason", "err"))
 	}
 	log.waitFor(t, "the reference's fall explained", fellLeaderFailed, func(r slog.Record) bool {
@@ -94,61 +67,91 @@ func TestLoopReadsFromTheFreshProviderAndMovesWhenItStops(t *testing.T) {
 	}
 }
 
-// A read that gets no answer from the provider it tried goes on to the next
-// eligible one, although it is a POST, and the log says it took two
-// attempts.
-func TestReadsFailOverWhenAProviderGivesNoAnswer(t *testing.T) {
-	first := startDevNode(t, 7)
-	second := startDevNode(t, 7)
-	endpoints := []failnext.Endpoint{{ID: "primary", URL: first.URL}, {ID: "backup", URL: second.URL}}
-	log := &cursor{tap: tapLog(t)}
-	// One check, at start, that finds both eligible; then only reads.
-	startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
-	log.waitFor(t, "a read served by the primary", "read", servedBy("primary", 7))
-
-	first.Stop()
-	r := log.waitFor(t, "a read served by the backup", "read", servedBy("backup", 7))
-	if got := attr(r, "attempts"); got != int64(2) {
-		t.Errorf("read logged attempts=%v, want 2", got)
+// A read that the first provider does not answer, because it stopped after
+// the check or because it takes reads and never answers them, goes on to
+// the next eligible provider, although it is a POST. A provider that never
+// answers costs the read one probe timeout, well within the read's own
+// timeout. The read's line says it took two attempts and names both
+// providers.
+func TestAReadThatGetsNoAnswerMovesToTheNextProvider(t *testing.T) {
+	tests := []struct {
+		name string
+		// first starts the first provider; stop, when not nil, stops it once
+		// it has served a read.
+		first func(t *testing.T) (url string, stop func())
+	}{
+		{"a read moves on from a provider that stopped after the check", func(t *testing.T) (string, func()) {
+			n := startDevNode(t, 7)
+			return n.URL, n.Stop
+		}},
+		{"a read moves on from a provider that takes it and never answers",
+			func(t *testing.T) (string, func()) {
+				return startProvider(t, "0x7", hang).URL, nil
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			firstURL, stopFirst := tt.first(t)
+			next := startProvider(t, "0x7", nil)
+			endpoints := []failnext.Endpoint{{ID: "first", URL: firstURL}, {ID: "next", URL: next.URL}}
+			log := &cursor{tap: tapLog(t)}
+			// One check, at start, that finds both eligible; then only reads.
+			startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
+			if stopFirst != nil {
+				log.waitFor(t, "a read served by the first", "read", servedBy("first", 7))
+				stopFirst()
+			}
+			r := log.waitFor(t, "a read not served by the first", "", func(r slog.Record) bool {
+				return isRead(r) && !servedBy("first", 7)(r)
+			})
+			if r.Message != "read" || !servedBy("next", 7)(r) {
+				t.Fatalf("the read logged %q endpoint=%v err=%v, want it served by next",
+					r.Message, attr(r, "endpoint"), attr(r, "err"))
+			}
+			if got := logged(r, "attempts", "tried"); got != "attempts=2 tried=first,next" {
+				t.Errorf("the read logged %s, want attempts=2 tried=first,next", got)
+			}
+		})
 	}
 }
 
-// A provider that answers probes but takes reads and never answers them
-// costs a read one probe timeout: the read then goes to the next eligible
-// provider, well within the read's own timeout, and its line names both.
-func TestAHungReadMovesToTheNextProvider(t *testing.T) {
-	hung := startProvider(t, "0x7", hang)
-	next := startProvider(t, "0x7", nil)
-	endpoints := []failnext.Endpoint{{ID: "hung", URL: hung.URL}, {ID: "next", URL: next.URL}}
-	log := &cursor{tap: tapLog(t)}
-	startRun(t, endpoints, time.Hour, time.Hour, "")
-	r := log.waitFor(t, "the first read", "", isRead)
-	if r.Message != "read" || !servedBy("next", 7)(r) {
-		t.Fatalf("the first read logged %q endpoint=%v err=%v, want it served by next",
-			r.Message, attr(r, "endpoint"), attr(r, "err"))
+// A read's line is at the info level when it says something new: the
+// provider that served it is not the one that served the last read, it
+// took more than one attempt, or the last read failed. Other reads are
+// routine: logged at the debug level, which the default logger leaves out.
+func TestAReadIsLoggedAtTheInfoLevelWhenItSaysSomethingNew(t *testing.T) {
+	answer := func(w http.ResponseWriter, r *http.Request) { answerHeight(w, r, "0x5") }
+	tests := []struct {
+		name  string
+		a, b  []http.HandlerFunc // the reads of each, in turn, the last for every read after
+		lines []string           // the first reads' lines, as readLine writes them
+	}{
+		{"reads served by the same provider at the first attempt are routine after the first",
+			[]http.HandlerFunc{answer}, []http.HandlerFunc{answer},
+			[]string{"read a INFO", "read a DEBUG", "read a DEBUG", "read a DEBUG"}},
+		{"a read that took two attempts is news although its provider served the last",
+			[]http.HandlerFunc{hangUp, hangUp, answer}, []http.HandlerFunc{answer},
+			[]string{"read b INFO", "read b INFO", "read a INFO", "read a DEBUG"}},
+		{"the first read served after a failed one is news although its provider served the last",
+			[]http.HandlerFunc{answer, hangUp, answer}, []http.HandlerFunc{hangUp},
+			[]string{"read a INFO", "read failed WARN", "read a INFO", "read a DEBUG"}},
 	}
-	if got := logged(r, "attempts", "tried"); got != "attempts=2 tried=hung,next" {
-		t.Errorf("the read logged %s, want attempts=2 tried=hung,next", got)
-	}
-}
-
-// A read served by the same provider as the last one, at the first
-// attempt, is routine: it is logged at the debug level, which the default
-// logger leaves out, while the first read, served by a provider new to the
-// log, is logged at the info level.
-func TestRoutineReadsAreLoggedAtTheDebugLevel(t *testing.T) {
-	a := startProvider(t, "0x5", nil)
-	b := startProvider(t, "0x5", nil)
-	endpoints := []failnext.Endpoint{{ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
-	log := &cursor{tap: tapLog(t)}
-	startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
-	var levels []slog.Level
-	for range 4 {
-		levels = append(levels, log.waitFor(t, "a read served by a", "read", servedBy("a", 5)).Level)
-	}
-	want := []slog.Level{slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
-	if fmt.Sprint(levels) != fmt.Sprint(want) {
-		t.Errorf("four reads served by a were logged at %v, want %v", levels, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := startProvider(t, "0x5", inTurn(tt.a...))
+			b := startProvider(t, "0x5", inTurn(tt.b...))
+			endpoints := []failnext.Endpoint{{ID: "a", URL: a.URL}, {ID: "b", URL: b.URL}}
+			log := &cursor{tap: tapLog(t)}
+			stop := startRun(t, endpoints, time.Hour, 20*time.Millisecond, "")
+			var got []string
+			for range tt.lines {
+				got = append(got, readLine(log.waitFor(t, "a read", "", isRead)))
+			}
+			stop()
+			if fmt.Sprint(got) != fmt.Sprint(tt.lines) {
+				t.Errorf("the first reads were logged as %q, want %q", got, tt.lines)
+			}
+		})
 	}
 }
 
@@ -223,7 +226,7 @@ func TestReadFailuresAreLoggedThroughRedact(t *testing.T) {
 		{"no answer", nil, "connection refused"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name+" is logged without the key", func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			if tt.handler == nil {
 				srv.Close()
@@ -300,20 +303,6 @@ func TestRunServesMetricsWhileItRuns(t *testing.T) {
 	if _, err := fetch(url); err == nil {
 		t.Errorf("%s still answers after run returned", url)
 	}
-}
-
-// fetch returns the body of a successful GET of url.
-func fetch(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("HTTP status %d", resp.StatusCode)
-	}
-	return string(body), err
 }
 
 // The providers come from ETH_RPC_URLS or from the seed's two variables.

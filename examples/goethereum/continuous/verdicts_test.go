@@ -198,11 +198,12 @@ func TestVerdictLinesGiveTheRulesOfTheStatus(t *testing.T) {
 		key  string
 		want any
 	}{
-		{"behind, with MaxLag", blocklag.EndpointStatus{ID: "a", Height: 90, Lag: 10}, "max_lag", uint64(7)},
-		{"too far ahead, with MaxAhead", blocklag.EndpointStatus{ID: "a", Height: 113, Ahead: 13},
-			"max_ahead", uint64(12)},
-		{"eligible, with MaxLag", blocklag.EndpointStatus{ID: "a", Eligible: true, Height: 100},
-			"max_lag", uint64(7)},
+		{"a provider behind is logged with the Status's MaxLag",
+			blocklag.EndpointStatus{ID: "a", Height: 90, Lag: 10}, "max_lag", uint64(7)},
+		{"a provider too far ahead is logged with the Status's MaxAhead",
+			blocklag.EndpointStatus{ID: "a", Height: 113, Ahead: 13}, "max_ahead", uint64(12)},
+		{"an eligible provider is logged with the Status's MaxLag",
+			blocklag.EndpointStatus{ID: "a", Eligible: true, Height: 100}, "max_lag", uint64(7)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
